@@ -1,0 +1,58 @@
+//! One scheduling cycle (filter + score + select host + assume) on scheduler_perf's
+//! SchedulingBasic template: nodes 4 cpu / 32 GiB / 110 pods, pods 100m / 500 MiB, the sample
+//! policy, every node scored (`percentageOfNodesToScore: 100`), at 500 and 5,000 nodes.
+//! Throughput in pods/s = 1 / time per iteration. Run: `cargo bench -p benches --bench scheduling_cycle`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use benches::{perf_pods, perf_snapshot, sample_policy};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use scheduler::{Algorithm, Framework, PodInfo};
+
+fn bench_cycle(c: &mut Criterion) {
+    let policy = sample_policy();
+    #[allow(clippy::expect_used)]
+    let fwk = Framework::from_policy(&policy).expect("sample policy builds");
+    let mut group = c.benchmark_group("scheduling_cycle");
+    group.throughput(Throughput::Elements(1));
+    for nodes in [500usize, 5000] {
+        // Refill well before the cluster is full so every measured pod schedules.
+        let capacity = nodes * 20;
+        let pods = perf_pods(capacity);
+        group.bench_function(format!("sample_policy/{nodes}_nodes/all_scored"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut snapshot = perf_snapshot(nodes);
+                let mut algo = Algorithm::new(100, 1);
+                let mut next = 0usize;
+                for _ in 0..iters {
+                    if next == capacity {
+                        snapshot = perf_snapshot(nodes);
+                        next = 0;
+                    }
+                    let pod = &pods[next];
+                    next += 1;
+                    let start = Instant::now();
+                    #[allow(clippy::expect_used)]
+                    let r = algo
+                        .schedule(&fwk, &snapshot, pod, false)
+                        .expect("perf pod fits");
+                    let mut assumed: PodInfo = (**pod).clone();
+                    assumed.node_name = r.node.clone();
+                    let _ = snapshot.add_pod(Arc::new(assumed), Some(&r.node), None);
+                    total += start.elapsed();
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(8));
+    targets = bench_cycle
+}
+criterion_main!(benches);

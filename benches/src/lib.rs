@@ -1,0 +1,112 @@
+//! Fixtures shared by mini-scheduler's benches: the object templates of kube-scheduler's
+//! `scheduler_perf` (`test/integration/scheduler_perf`), so our figures compare with its
+//! SchedulingBasic workload.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use scheduler::policy::{self, ResolvedPolicy};
+use scheduler::{NodeInfo, PodInfo, Snapshot};
+
+/// The product's sample policy, as shipped in `config/policy-config-file.json`.
+pub const SAMPLE_POLICY: &str = include_str!("../../config/policy-config-file.json");
+
+/// The sample policy resolved.
+///
+/// # Panics
+/// If the bundled policy does not load (a bug caught by the policy tests).
+#[allow(clippy::expect_used)]
+pub fn sample_policy() -> ResolvedPolicy {
+    policy::parse_policy("config/policy-config-file.json", SAMPLE_POLICY)
+        .expect("bundled policy loads")
+        .resolved
+}
+
+fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+        .collect()
+}
+
+/// scheduler_perf's node template (`IntegrationTestNodePreparer`): capacity cpu 4,
+/// memory 32Gi, pods 110.
+pub fn perf_node(i: usize) -> core::Node {
+    let res = q(&[("cpu", "4"), ("memory", "32Gi"), ("pods", "110")]);
+    core::Node {
+        metadata: ObjectMeta {
+            name: Some(format!("node-{i:05}")),
+            labels: Some(BTreeMap::from([(
+                "kubernetes.io/hostname".to_string(),
+                format!("node-{i:05}"),
+            )])),
+            ..Default::default()
+        },
+        spec: Some(core::NodeSpec::default()),
+        status: Some(core::NodeStatus {
+            capacity: Some(res.clone()),
+            allocatable: Some(res),
+            ..Default::default()
+        }),
+    }
+}
+
+/// scheduler_perf's `pod-default.yaml`: one pause container with requests = limits =
+/// cpu 100m, memory 500Mi, containerPort 80 (no host port).
+pub fn perf_pod(i: usize, scheduler_name: &str) -> core::Pod {
+    let res = q(&[("cpu", "100m"), ("memory", "500Mi")]);
+    core::Pod {
+        metadata: ObjectMeta {
+            name: Some(format!("pod-{i:06}")),
+            namespace: Some("sched-perf".into()),
+            ..Default::default()
+        },
+        spec: Some(core::PodSpec {
+            scheduler_name: Some(scheduler_name.into()),
+            containers: vec![core::Container {
+                name: "pause".into(),
+                image: Some("registry.k8s.io/pause:3.9".into()),
+                ports: Some(vec![core::ContainerPort {
+                    container_port: 80,
+                    ..Default::default()
+                }]),
+                resources: Some(core::ResourceRequirements {
+                    limits: Some(res.clone()),
+                    requests: Some(res),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// A snapshot of `nodes` perf nodes.
+///
+/// # Panics
+/// Never for the fixed template (names are unique, quantities valid).
+#[allow(clippy::expect_used)]
+pub fn perf_snapshot(nodes: usize) -> Snapshot {
+    let mut s = Snapshot::new();
+    for i in 0..nodes {
+        s.add_node(NodeInfo::from_node(perf_node(i)).expect("valid node"))
+            .expect("unique node");
+    }
+    s
+}
+
+/// `n` perf pods as PodInfos.
+///
+/// # Panics
+/// Never for the fixed template.
+#[allow(clippy::expect_used)]
+pub fn perf_pods(n: usize) -> Vec<Arc<PodInfo>> {
+    (0..n)
+        .map(|i| Arc::new(PodInfo::from_pod(perf_pod(i, "mini-scheduler")).expect("valid pod")))
+        .collect()
+}

@@ -1,0 +1,62 @@
+//! Lease-based leader election with client-go's semantics and self-fencing.
+//!
+//! Three replicas of a component compete for one `coordination.k8s.io/v1` Lease; one leads.
+//! The algorithm follows client-go `tools/leaderelection` (leaderelection.go,
+//! resourcelock/leaselock.go, healthzadaptor.go, metrics.go) closely, so a client-go candidate
+//! and this crate can share a Lease:
+//!
+//! * expiry of another holder is judged by *this* replica's monotonic clock, from when it last
+//!   observed the record change, for the record's own `leaseDurationSeconds`; remote `renewTime`
+//!   is never compared with local wall time;
+//! * writes are optimistic (`resourceVersion`); a 409 means someone else wrote;
+//! * the leader renews every `retry_period`, cached-object PUT first, GET+PUT as fallback.
+//!
+//! Beyond client-go, the leader fences itself: leadership is valid only until the start of its
+//! last successful renew request + `renew_deadline`, checked with [`LeaderWatch::is_leading`] or a
+//! [`LeadershipGuard`] right before each leader-only write, and it ends at once when a read shows
+//! another holder. Given `lease_duration > renew_deadline + retry_period` (enforced by
+//! [`LeaderElectionConfig::validate`]) no other replica can acquire before that deadline.
+//! Leadership is one-shot: after [`ElectionOutcome::LeadershipLost`] the process should exit.
+//!
+//! ```no_run
+//! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! use election::{ElectionMetrics, KubeLeaseLock, LeaderElectionConfig, LeaderElector};
+//! let config = LeaderElectionConfig::default();
+//! let lock = KubeLeaseLock::new(client, &config.lease_namespace, &config.lease_name);
+//! let metrics = ElectionMetrics::new(prometheus::default_registry())?;
+//! let handle = LeaderElector::new(config, lock, metrics)?.spawn();
+//! if let Some(guard) = handle.watch().wait_for_leadership().await {
+//!     while guard.check().is_ok() {
+//!         // ... one leader-only write, guarded ...
+//!         # break;
+//!     }
+//! }
+//! handle.shutdown();
+//! let outcome = handle.join().await?;
+//! # let _ = outcome; Ok(()) }
+//! ```
+
+mod clock;
+mod config;
+mod decision;
+mod elector;
+mod health;
+mod lock;
+mod memory;
+mod metrics;
+mod record;
+mod state;
+
+pub use clock::Clock;
+pub use config::{
+    ConfigError, DEFAULT_LEASE_DURATION, DEFAULT_LEASE_NAME, DEFAULT_RENEW_DEADLINE,
+    DEFAULT_RETRY_PERIOD, JITTER_FACTOR, LeaderElectionConfig, POD_NAME_ENV, POD_NAMESPACE_ENV,
+    SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, pod_namespace,
+};
+pub use elector::{ElectionOutcome, LeaderElector, LeaderElectorHandle, LossReason};
+pub use health::{HealthError, LeaderHealthCheck};
+pub use lock::{KubeLeaseLock, Lock, LockError, LockErrorKind, LockOp};
+pub use memory::{FaultInjector, MemoryLeaseStore, MemoryLock};
+pub use metrics::ElectionMetrics;
+pub use record::{LeaderElectionRecord, RecordFingerprint};
+pub use state::{FenceError, LeaderState, LeaderTerm, LeaderWatch, LeadershipGuard};

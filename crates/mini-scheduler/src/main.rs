@@ -1,0 +1,190 @@
+//! `mini-scheduler`: a Kubernetes secondary scheduler driven by a legacy kube-scheduler Policy
+//! file. Subcommands: `simulate` (the scheduling cycle over cluster files) and `policy check`.
+
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use scheduler::policy::{self, LoadedPolicy};
+use scheduler::sim::{self, Cluster, SimulationConfig};
+
+/// The demo cluster shipped in `config/demo-cluster.yaml`, used when `simulate` gets no input.
+const DEMO_CLUSTER: &str = include_str!("../../../config/demo-cluster.yaml");
+/// The sample policy shipped in `config/policy-config-file.json`.
+const DEMO_POLICY: &str = include_str!("../../../config/policy-config-file.json");
+
+/// Exit code for bad input (policy, cluster files), as kube-scheduler's flag errors.
+const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(name = "mini-scheduler", version, about = "A Kubernetes secondary scheduler with legacy Policy support")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the scheduling cycle over a cluster read from files (no API server).
+    ///
+    /// With no input flags it schedules the bundled demo cluster with the bundled policy.
+    Simulate(SimulateArgs),
+    /// Policy file tools.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PolicyCommand {
+    /// Decode and validate a Policy file; print the resolved filter and score plugins.
+    /// Exit code 2 when the file is invalid.
+    Check {
+        /// Policy file (JSON or YAML, `kind: Policy`, `apiVersion: v1`).
+        file: PathBuf,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum OutputFormat {
+    Table,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+struct SimulateArgs {
+    /// Cluster file as `kubectl get -o yaml` prints it (multi-document YAML or a v1 List of
+    /// Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets). Repeatable.
+    #[arg(long = "cluster", value_name = "FILE")]
+    cluster: Vec<PathBuf>,
+    /// Policy file; defaults to the bundled config/policy-config-file.json.
+    #[arg(long = "policy", value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Pods whose spec.schedulerName is this (or unset) are scheduled.
+    #[arg(long, default_value = "mini-scheduler")]
+    scheduler_name: String,
+    /// Seed of the random tie-break among equally scored nodes.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// percentageOfNodesToScore: 0 = adaptive (kube-scheduler's default), 100 = all nodes.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
+    percentage_of_nodes_to_score: i32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    output: OutputFormat,
+    /// Show, per pod, every node's filter failures and plugin scores.
+    #[arg(long)]
+    explain: bool,
+    /// openb node list CSV (Alibaba cluster-trace-gpu-v2023 `openb_node_list_*.csv`).
+    #[arg(long, value_name = "CSV")]
+    openb_nodes: Option<PathBuf>,
+    /// openb pod list CSV (`openb_pod_list_*.csv`); its pods are pending for --scheduler-name.
+    #[arg(long, value_name = "CSV")]
+    openb_pods: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Policy {
+            command: PolicyCommand::Check { file },
+        } => policy_check(&file),
+        Command::Simulate(args) => simulate(args),
+    }
+}
+
+fn load_policy_or_exit(path: Option<&PathBuf>) -> Result<LoadedPolicy, ExitCode> {
+    let loaded = match path {
+        Some(p) => policy::load_policy_file(p),
+        None => policy::parse_policy("config/policy-config-file.json (bundled)", DEMO_POLICY),
+    };
+    match loaded {
+        Ok(l) => {
+            for w in &l.warnings {
+                tracing::warn!("{w}");
+            }
+            Ok(l)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(EXIT_BAD_INPUT))
+        }
+    }
+}
+
+fn policy_check(file: &PathBuf) -> ExitCode {
+    match load_policy_or_exit(Some(file)) {
+        Ok(l) => {
+            println!("{}: valid", file.display());
+            print!("{}", l.resolved);
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+fn simulate(args: SimulateArgs) -> ExitCode {
+    let loaded = match load_policy_or_exit(args.policy.as_ref()) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let mut cluster = Cluster::default();
+    let read = (|| -> Result<(), sim::SimError> {
+        if args.cluster.is_empty() && args.openb_nodes.is_none() && args.openb_pods.is_none() {
+            sim::files::parse_cluster_text(
+                &mut cluster,
+                "config/demo-cluster.yaml (bundled)",
+                DEMO_CLUSTER,
+            )?;
+        }
+        for f in &args.cluster {
+            sim::files::read_cluster_file(&mut cluster, f)?;
+        }
+        if let Some(f) = &args.openb_nodes {
+            sim::openb::read_nodes(&mut cluster, f)?;
+        }
+        if let Some(f) = &args.openb_pods {
+            sim::openb::read_pods(&mut cluster, f, &args.scheduler_name)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = read {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let cfg = SimulationConfig {
+        scheduler_name: args.scheduler_name.clone(),
+        seed: args.seed,
+        percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
+        explain: args.explain,
+    };
+    let outcome = match sim::simulate(cluster, &loaded.resolved, &cfg) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    for w in &outcome.report.warnings {
+        tracing::warn!("{w}");
+    }
+    let printed = match args.output {
+        OutputFormat::Json => output::print_json(&outcome.report),
+        OutputFormat::Table => output::print_table(&outcome.report),
+    };
+    if let Err(e) = printed {
+        eprintln!("error: writing output: {e}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}

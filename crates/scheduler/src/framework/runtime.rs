@@ -1,0 +1,118 @@
+//! The plugin runtime ([`Framework`]): the filter plugins in execution order and the score
+//! plugins with their weights, built from a resolved Policy. Follows
+//! `pkg/scheduler/framework/runtime/framework.go` (v1.22): `RunFilterPlugins` stops at the first
+//! failing filter unless `alwaysCheckAllPredicates` (`runAllFilters`) is set, and the total score
+//! of a node is `Σ weight × normalized score`.
+
+use thiserror::Error;
+
+use super::plugins;
+use super::{FilterPlugin, ScorePlugin};
+use crate::policy::ResolvedPolicy;
+
+/// A plugin name in a resolved policy that this build does not provide.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FrameworkError {
+    /// No filter plugin with this name.
+    #[error("filter plugin {0:?} is not implemented")]
+    UnknownFilter(String),
+    /// No score plugin with this name.
+    #[error("score plugin {0:?} is not implemented")]
+    UnknownScore(String),
+    /// A weight that is not positive.
+    #[error("score plugin {0:?} has weight {1}; weights must be positive")]
+    BadWeight(String, i64),
+}
+
+/// A score plugin with its weight and the Policy name shown in explanations.
+pub struct WeightedScore {
+    /// The plugin.
+    pub plugin: Box<dyn ScorePlugin>,
+    /// Weight (≥ 1).
+    pub weight: i64,
+    /// Display name: the legacy Policy priority name when there is one, else the plugin name.
+    pub display_name: String,
+}
+
+/// Per-node score explanation: normalized score of each plugin (by display name) and the total.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScoreBreakdown {
+    /// Weighted total.
+    pub total: i64,
+    /// `(display name, normalized score 0..=100)` in plugin order.
+    pub plugins: Vec<(String, i64)>,
+}
+
+/// The plugins of one scheduling profile.
+pub struct Framework {
+    /// Filters in execution order.
+    pub filters: Vec<Box<dyn FilterPlugin>>,
+    /// Score plugins with weights.
+    pub scores: Vec<WeightedScore>,
+    /// Run every filter on a node even after one failed (`alwaysCheckAllPredicates`).
+    pub run_all_filters: bool,
+}
+
+/// A filter plugin by framework name.
+pub fn new_filter(name: &str) -> Option<Box<dyn FilterPlugin>> {
+    Some(match name {
+        plugins::node_unschedulable::NAME => Box::new(plugins::NodeUnschedulable),
+        plugins::node_name::NAME => Box::new(plugins::NodeName),
+        plugins::node_ports::NAME => Box::new(plugins::NodePorts),
+        plugins::node_affinity::NAME => Box::new(plugins::NodeAffinity),
+        plugins::node_resources_fit::NAME => Box::new(plugins::NodeResourcesFit::default()),
+        plugins::volume_restrictions::NAME => Box::new(plugins::VolumeRestrictions),
+        plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
+        plugins::gpu_share::NAME => Box::new(plugins::GpuShare),
+        _ => return None,
+    })
+}
+
+/// A score plugin by framework name.
+pub fn new_score(name: &str) -> Option<Box<dyn ScorePlugin>> {
+    Some(match name {
+        plugins::least_allocated::NAME => Box::new(plugins::LeastAllocated),
+        plugins::most_allocated::NAME => Box::new(plugins::MostAllocated),
+        plugins::balanced_allocation::NAME => Box::new(plugins::BalancedAllocation),
+        plugins::selector_spread::NAME => Box::new(plugins::SelectorSpread),
+        _ => return None,
+    })
+}
+
+impl Framework {
+    /// Build the plugins of a resolved Policy. The `GpuShare` filter is appended after the
+    /// policy's filters (it only acts on pods that request GPUs).
+    ///
+    /// # Errors
+    /// [`FrameworkError`] when the policy names a plugin this build lacks or a bad weight.
+    pub fn from_policy(policy: &ResolvedPolicy) -> Result<Framework, FrameworkError> {
+        let mut filters = Vec::new();
+        for f in &policy.filters {
+            filters.push(new_filter(f.plugin).ok_or_else(|| FrameworkError::UnknownFilter(f.plugin.to_string()))?);
+        }
+        if !policy.filters.iter().any(|f| f.plugin == plugins::gpu_share::NAME) {
+            filters.push(Box::new(plugins::GpuShare) as Box<dyn FilterPlugin>);
+        }
+        let mut scores = Vec::new();
+        for s in &policy.scores {
+            if s.weight <= 0 {
+                return Err(FrameworkError::BadWeight(s.plugin.to_string(), s.weight));
+            }
+            scores.push(WeightedScore {
+                plugin: new_score(s.plugin)
+                    .ok_or_else(|| FrameworkError::UnknownScore(s.plugin.to_string()))?,
+                weight: s.weight,
+                display_name: s
+                    .legacy_names
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| s.plugin.to_string()),
+            });
+        }
+        Ok(Framework {
+            filters,
+            scores,
+            run_all_filters: policy.always_check_all_predicates,
+        })
+    }
+}

@@ -1,0 +1,854 @@
+//! The scheduler's view of pods and nodes: [`PodInfo`] (a pod with its requests, ports,
+//! affinity and tolerations computed once) and [`NodeInfo`] (a node with what is allocatable
+//! and what its pods already request).
+//!
+//! Follows `pkg/scheduler/framework/types.go` (v1.22): `Resource`, `NodeInfo.Requested`,
+//! `NodeInfo.NonZeroRequested`, `NodeInfo.UsedPorts`, `calculateResource`; and
+//! `pkg/scheduler/util/non_zero.go` for the scoring-only defaults.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::jiff::Timestamp;
+use thiserror::Error;
+
+use crate::labels::{Labels, NodeSelector};
+use crate::quantity::{self, QuantityError};
+
+/// Milli-CPU counted for a container that requests no cpu, in scoring only
+/// (`schedutil.DefaultMilliCPURequest`).
+pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
+/// Memory counted for a container that requests no memory, in scoring only
+/// (`schedutil.DefaultMemoryRequest`, 200 MiB).
+pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
+
+/// Extended resource for whole GPUs (count of devices).
+pub const RESOURCE_GPU: &str = "nvidia.com/gpu";
+/// Extended resource for a share of one GPU, in milli-GPU (1000 = a whole device).
+pub const RESOURCE_GPU_MILLI: &str = "alibabacloud.com/gpu-milli";
+/// Node label naming the GPU model (`P100`, `V100M16`, ...).
+pub const LABEL_GPU_MODEL: &str = "alibabacloud.com/gpu-card-model";
+/// Pod annotation recording the GPU device indexes chosen for it (`"0,3"`).
+pub const ANNOTATION_GPU_INDEXES: &str = "mini-scheduler.io/gpu-indexes";
+/// Milli-GPU of one device.
+pub const GPU_MILLI_PER_DEVICE: u32 = 1000;
+
+/// Amounts of resources: cpu in millicores, memory and ephemeral-storage in bytes, a pod count,
+/// and scalar resources (hugepages-*, extended resources such as `nvidia.com/gpu`, attachable
+/// volumes) by name. Mirrors `framework.Resource`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resource {
+    /// CPU in millicores.
+    pub milli_cpu: i64,
+    /// Memory in bytes.
+    pub memory: i64,
+    /// Ephemeral storage in bytes.
+    pub ephemeral_storage: i64,
+    /// Pod count (only meaningful for allocatable).
+    pub allowed_pod_number: i64,
+    /// Scalar resources by name, kept sorted by name.
+    pub scalar: Vec<(String, i64)>,
+}
+
+/// `v1helper.IsScalarResourceName`: extended, hugepages, prefixed native and attachable volume
+/// resources.
+pub fn is_scalar_resource_name(name: &str) -> bool {
+    is_extended_resource_name(name)
+        || name.starts_with("hugepages-")
+        || name.contains("kubernetes.io/")
+        || name.starts_with("attachable-volumes-")
+}
+
+/// `v1helper.IsExtendedResourceName`: a domain-prefixed name outside `kubernetes.io/` that does
+/// not start with `requests.`.
+pub fn is_extended_resource_name(name: &str) -> bool {
+    name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.")
+}
+
+impl Resource {
+    /// The amount of scalar resource `name` (0 when absent).
+    pub fn scalar(&self, name: &str) -> i64 {
+        self.scalar
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, v)| *v)
+    }
+
+    fn scalar_mut(&mut self, name: &str) -> &mut i64 {
+        let pos = match self.scalar.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
+            Ok(p) => p,
+            Err(p) => {
+                self.scalar.insert(p, (name.to_string(), 0));
+                p
+            }
+        };
+        &mut self.scalar[pos].1
+    }
+
+    /// Set scalar resource `name` to `v`.
+    pub fn set_scalar(&mut self, name: &str, v: i64) {
+        *self.scalar_mut(name) = v;
+    }
+
+    /// Add one named quantity (the `Resource.Add` switch). Unknown non-scalar names are ignored,
+    /// as upstream does.
+    fn add_named(&mut self, name: &str, milli: i64, value: i64) {
+        match name {
+            "cpu" => self.milli_cpu += milli,
+            "memory" => self.memory += value,
+            "ephemeral-storage" => self.ephemeral_storage += value,
+            "pods" => self.allowed_pod_number += value,
+            n if is_scalar_resource_name(n) => *self.scalar_mut(n) += value,
+            _ => {}
+        }
+    }
+
+    fn max_named(&mut self, name: &str, milli: i64, value: i64) {
+        match name {
+            "cpu" => self.milli_cpu = self.milli_cpu.max(milli),
+            "memory" => self.memory = self.memory.max(value),
+            "ephemeral-storage" => self.ephemeral_storage = self.ephemeral_storage.max(value),
+            "pods" => self.allowed_pod_number = self.allowed_pod_number.max(value),
+            n if is_scalar_resource_name(n) => {
+                let s = self.scalar_mut(n);
+                *s = (*s).max(value);
+            }
+            _ => {}
+        }
+    }
+
+    /// Add `other` into `self` (all fields).
+    pub fn add(&mut self, other: &Resource) {
+        self.milli_cpu += other.milli_cpu;
+        self.memory += other.memory;
+        self.ephemeral_storage += other.ephemeral_storage;
+        self.allowed_pod_number += other.allowed_pod_number;
+        for (n, v) in &other.scalar {
+            *self.scalar_mut(n) += v;
+        }
+    }
+
+    /// Subtract `other` from `self` (all fields).
+    pub fn sub(&mut self, other: &Resource) {
+        self.milli_cpu -= other.milli_cpu;
+        self.memory -= other.memory;
+        self.ephemeral_storage -= other.ephemeral_storage;
+        self.allowed_pod_number -= other.allowed_pod_number;
+        for (n, v) in &other.scalar {
+            *self.scalar_mut(n) -= v;
+        }
+    }
+
+    /// True when nothing is requested (`cpu`, `memory`, `ephemeral-storage` zero, no scalars).
+    pub fn is_zero_request(&self) -> bool {
+        self.milli_cpu == 0
+            && self.memory == 0
+            && self.ephemeral_storage == 0
+            && self.scalar.iter().all(|(_, v)| *v == 0)
+    }
+}
+
+/// A quantity that failed to parse, with the field path it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid pod {pod}: field {field}: {source}")]
+pub struct PodError {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Field path, e.g. `spec.containers[0].resources.requests[cpu]`.
+    pub field: String,
+    /// What is wrong with the value.
+    pub source: QuantityError,
+}
+
+/// A quantity that failed to parse on a node.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid node {node}: field {field}: {source}")]
+pub struct NodeError {
+    /// Node name.
+    pub node: String,
+    /// Field path, e.g. `status.allocatable[cpu]`.
+    pub field: String,
+    /// What is wrong with the value.
+    pub source: QuantityError,
+}
+
+fn parse_list(
+    list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+    field: &str,
+) -> Result<Vec<(String, i64, i64)>, (String, QuantityError)> {
+    let mut out = Vec::new();
+    for (name, q) in list.into_iter().flatten() {
+        let f = || format!("{field}[{name}]");
+        let value = quantity::value(&q.0).map_err(|e| (f(), e))?;
+        let milli = if name == "cpu" {
+            quantity::milli_value(&q.0).map_err(|e| (f(), e))?
+        } else {
+            value.saturating_mul(1000)
+        };
+        if value < 0 || milli < 0 {
+            return Err((f(), QuantityError::Syntax(format!("{} (must be non-negative)", q.0))));
+        }
+        out.push((name.clone(), milli, value));
+    }
+    Ok(out)
+}
+
+/// A host port used by a container (`HostPortInfo` key): IP (`0.0.0.0` when unset), protocol
+/// (`TCP` when unset) and port (> 0).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HostPort {
+    /// Host IP; `0.0.0.0` means every address.
+    pub ip: String,
+    /// `TCP`, `UDP` or `SCTP`.
+    pub protocol: String,
+    /// Port number (1..=65535).
+    pub port: i32,
+}
+
+impl HostPort {
+    /// Whether this port conflicts with `other` (`HostPortInfo.CheckConflict`): same protocol and
+    /// port, and the same IP or either side `0.0.0.0`.
+    pub fn conflicts(&self, other: &HostPort) -> bool {
+        self.port == other.port
+            && self.protocol == other.protocol
+            && (self.ip == other.ip || self.ip == "0.0.0.0" || other.ip == "0.0.0.0")
+    }
+}
+
+/// A taint or toleration effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaintEffect {
+    /// `NoSchedule`.
+    NoSchedule,
+    /// `PreferNoSchedule`.
+    PreferNoSchedule,
+    /// `NoExecute`.
+    NoExecute,
+}
+
+impl TaintEffect {
+    fn parse(s: &str) -> Option<TaintEffect> {
+        match s {
+            "NoSchedule" => Some(TaintEffect::NoSchedule),
+            "PreferNoSchedule" => Some(TaintEffect::PreferNoSchedule),
+            "NoExecute" => Some(TaintEffect::NoExecute),
+            _ => None,
+        }
+    }
+}
+
+/// A node taint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taint {
+    /// Taint key.
+    pub key: String,
+    /// Taint value (may be empty).
+    pub value: String,
+    /// Effect; unknown effects are kept as `None` and never block scheduling.
+    pub effect: Option<TaintEffect>,
+}
+
+/// A pod toleration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toleration {
+    /// Key; empty with `Exists` tolerates every taint.
+    pub key: String,
+    /// `Exists` when true, `Equal` (the default) otherwise; unknown operators tolerate nothing.
+    pub operator: TolerationOperator,
+    /// Value compared under `Equal`.
+    pub value: String,
+    /// Effect; `None` matches every effect.
+    pub effect: Option<String>,
+}
+
+/// Toleration operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TolerationOperator {
+    /// `Equal` or empty.
+    Equal,
+    /// `Exists`.
+    Exists,
+    /// Anything else: tolerates nothing.
+    Invalid,
+}
+
+impl Toleration {
+    /// `Toleration.ToleratesTaint` (k8s.io/api/core/v1/toleration.go).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if let Some(e) = &self.effect {
+            let te = match taint.effect {
+                Some(TaintEffect::NoSchedule) => "NoSchedule",
+                Some(TaintEffect::PreferNoSchedule) => "PreferNoSchedule",
+                Some(TaintEffect::NoExecute) => "NoExecute",
+                None => "",
+            };
+            if e != te {
+                return false;
+            }
+        }
+        if !self.key.is_empty() && self.key != taint.key {
+            return false;
+        }
+        match self.operator {
+            TolerationOperator::Equal => self.value == taint.value,
+            TolerationOperator::Exists => true,
+            TolerationOperator::Invalid => false,
+        }
+    }
+}
+
+/// A volume that can conflict with the same disk used by another pod on the node
+/// (`VolumeRestrictions`, `isVolumeConflict`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiskVolume {
+    /// GCE persistent disk by `pdName`.
+    GcePd {
+        /// Disk name.
+        pd_name: String,
+        /// Mounted read-only.
+        read_only: bool,
+    },
+    /// AWS EBS by `volumeID`.
+    AwsEbs {
+        /// Volume ID.
+        volume_id: String,
+    },
+    /// RBD image.
+    Rbd {
+        /// Ceph monitors.
+        monitors: Vec<String>,
+        /// Pool (`rbd` when unset, the API default).
+        pool: String,
+        /// Image.
+        image: String,
+        /// Mounted read-only.
+        read_only: bool,
+    },
+    /// iSCSI target by IQN.
+    Iscsi {
+        /// Target IQN.
+        iqn: String,
+        /// Mounted read-only.
+        read_only: bool,
+    },
+}
+
+impl DiskVolume {
+    /// Whether mounting `self` conflicts with `existing` already mounted on the node.
+    pub fn conflicts(&self, existing: &DiskVolume) -> bool {
+        match (self, existing) {
+            (
+                DiskVolume::GcePd { pd_name, read_only },
+                DiskVolume::GcePd {
+                    pd_name: e,
+                    read_only: er,
+                },
+            ) => pd_name == e && !(*read_only && *er),
+            (DiskVolume::AwsEbs { volume_id }, DiskVolume::AwsEbs { volume_id: e }) => {
+                volume_id == e
+            }
+            (
+                DiskVolume::Rbd {
+                    monitors,
+                    pool,
+                    image,
+                    read_only,
+                },
+                DiskVolume::Rbd {
+                    monitors: em,
+                    pool: ep,
+                    image: ei,
+                    read_only: er,
+                },
+            ) => {
+                monitors.iter().any(|m| em.contains(m))
+                    && pool == ep
+                    && image == ei
+                    && !(*read_only && *er)
+            }
+            (
+                DiskVolume::Iscsi { iqn, read_only },
+                DiskVolume::Iscsi {
+                    iqn: e,
+                    read_only: er,
+                },
+            ) => iqn == e && !(*read_only && *er),
+            _ => false,
+        }
+    }
+}
+
+/// GPU demand of a pod: `count` devices with `milli` milli-GPU on each (1000 = whole devices).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GpuRequest {
+    /// Number of devices.
+    pub count: u32,
+    /// Milli-GPU needed on each device (1..=1000).
+    pub milli: u32,
+}
+
+/// A pod with everything the plugins need computed once (`framework.PodInfo` plus the
+/// PreFilter states of the resource, port and affinity plugins).
+#[derive(Debug, Clone)]
+pub struct PodInfo {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// UID (may be empty for pods read from files).
+    pub uid: String,
+    /// Labels.
+    pub labels: Labels,
+    /// `spec.priority` (0 when unset).
+    pub priority: i32,
+    /// `metadata.creationTimestamp`.
+    pub creation_timestamp: Option<Timestamp>,
+    /// `spec.schedulerName` (`default-scheduler` when unset, as the API server defaults it).
+    pub scheduler_name: String,
+    /// `spec.nodeName` (empty when unassigned).
+    pub node_name: String,
+    /// Requests used for fitting: max(sum of containers, max of init containers) + overhead.
+    pub requests: Resource,
+    /// CPU requested for scoring, millicores, with 100m per container that requests none.
+    pub non_zero_milli_cpu: i64,
+    /// Memory requested for scoring, bytes, with 200 MiB per container that requests none.
+    pub non_zero_memory: i64,
+    /// Host ports of all containers (port > 0).
+    pub host_ports: Vec<HostPort>,
+    /// `spec.nodeSelector`.
+    pub node_selector: Labels,
+    /// Required node affinity (`requiredDuringSchedulingIgnoredDuringExecution`).
+    pub required_node_affinity: Option<NodeSelector>,
+    /// Tolerations.
+    pub tolerations: Vec<Toleration>,
+    /// Disk volumes that can conflict on a node.
+    pub disk_volumes: Vec<DiskVolume>,
+    /// GPU demand (count 0 = none).
+    pub gpu: GpuRequest,
+    /// GPU devices recorded on the pod (annotation [`ANNOTATION_GPU_INDEXES`]).
+    pub gpu_indexes: Option<Vec<u32>>,
+    /// True when the pod sets `topologySpreadConstraints` (SelectorSpread then skips it).
+    pub has_topology_spread_constraints: bool,
+    /// True when `metadata.deletionTimestamp` is set.
+    pub terminating: bool,
+    /// The pod object as read.
+    pub pod: Arc<core::Pod>,
+}
+
+impl PodInfo {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Build from a `v1.Pod`.
+    ///
+    /// # Errors
+    /// [`PodError`] naming the field when a resource quantity is malformed or negative.
+    pub fn from_pod(pod: core::Pod) -> Result<PodInfo, PodError> {
+        let pod = Arc::new(pod);
+        let meta = &pod.metadata;
+        let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+        let name = meta.name.clone().unwrap_or_default();
+        let key = format!("{namespace}/{name}");
+        let err = |(field, source): (String, QuantityError)| PodError {
+            pod: key.clone(),
+            field,
+            source,
+        };
+        let spec = pod.spec.clone().unwrap_or_default();
+
+        let mut requests = Resource::default();
+        let mut non0_cpu = 0i64;
+        let mut non0_mem = 0i64;
+        let mut host_ports = Vec::new();
+        for (i, c) in spec.containers.iter().enumerate() {
+            let list = parse_list(
+                c.resources.as_ref().and_then(|r| r.requests.as_ref()),
+                &format!("spec.containers[{i}].resources.requests"),
+            )
+            .map_err(err)?;
+            let (mut cpu, mut mem) = (None, None);
+            for (n, milli, value) in &list {
+                requests.add_named(n, *milli, *value);
+                if n == "cpu" {
+                    cpu = Some(*milli);
+                } else if n == "memory" {
+                    mem = Some(*value);
+                }
+            }
+            non0_cpu += cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST);
+            non0_mem += mem.unwrap_or(DEFAULT_MEMORY_REQUEST);
+            for p in c.ports.iter().flatten() {
+                if let Some(hp) = p.host_port.filter(|hp| *hp > 0) {
+                    host_ports.push(HostPort {
+                        ip: p
+                            .host_ip
+                            .clone()
+                            .filter(|s| !s.is_empty())
+                            .unwrap_or_else(|| "0.0.0.0".into()),
+                        protocol: p
+                            .protocol
+                            .clone()
+                            .filter(|s| !s.is_empty())
+                            .unwrap_or_else(|| "TCP".into()),
+                        port: hp,
+                    });
+                }
+            }
+        }
+        for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+            let list = parse_list(
+                c.resources.as_ref().and_then(|r| r.requests.as_ref()),
+                &format!("spec.initContainers[{i}].resources.requests"),
+            )
+            .map_err(err)?;
+            let (mut cpu, mut mem) = (None, None);
+            for (n, milli, value) in &list {
+                requests.max_named(n, *milli, *value);
+                if n == "cpu" {
+                    cpu = Some(*milli);
+                } else if n == "memory" {
+                    mem = Some(*value);
+                }
+            }
+            non0_cpu = non0_cpu.max(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
+            non0_mem = non0_mem.max(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
+        }
+        let overhead = parse_list(spec.overhead.as_ref(), "spec.overhead").map_err(err)?;
+        for (n, milli, value) in &overhead {
+            requests.add_named(n, *milli, *value);
+            if n == "cpu" {
+                non0_cpu += milli;
+            } else if n == "memory" {
+                non0_mem += value;
+            }
+        }
+
+        let required_node_affinity = spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+            .map(NodeSelector::compile);
+
+        let tolerations = spec
+            .tolerations
+            .iter()
+            .flatten()
+            .map(|t| Toleration {
+                key: t.key.clone().unwrap_or_default(),
+                operator: match t.operator.as_deref() {
+                    None | Some("") | Some("Equal") => TolerationOperator::Equal,
+                    Some("Exists") => TolerationOperator::Exists,
+                    Some(_) => TolerationOperator::Invalid,
+                },
+                value: t.value.clone().unwrap_or_default(),
+                effect: t.effect.clone().filter(|e| !e.is_empty()),
+            })
+            .collect();
+
+        let disk_volumes = spec
+            .volumes
+            .iter()
+            .flatten()
+            .filter_map(|v| {
+                if let Some(g) = &v.gce_persistent_disk {
+                    Some(DiskVolume::GcePd {
+                        pd_name: g.pd_name.clone(),
+                        read_only: g.read_only.unwrap_or(false),
+                    })
+                } else if let Some(a) = &v.aws_elastic_block_store {
+                    Some(DiskVolume::AwsEbs {
+                        volume_id: a.volume_id.clone(),
+                    })
+                } else if let Some(r) = &v.rbd {
+                    Some(DiskVolume::Rbd {
+                        monitors: r.monitors.clone(),
+                        pool: r.pool.clone().unwrap_or_else(|| "rbd".into()),
+                        image: r.image.clone(),
+                        read_only: r.read_only.unwrap_or(false),
+                    })
+                } else {
+                    v.iscsi.as_ref().map(|i| DiskVolume::Iscsi {
+                        iqn: i.iqn.clone(),
+                        read_only: i.read_only.unwrap_or(false),
+                    })
+                }
+            })
+            .collect();
+
+        let whole = requests.scalar(RESOURCE_GPU);
+        let share = requests.scalar(RESOURCE_GPU_MILLI);
+        let gpu = if whole > 0 {
+            GpuRequest {
+                count: u32::try_from(whole).unwrap_or(u32::MAX),
+                milli: GPU_MILLI_PER_DEVICE,
+            }
+        } else if share > 0 {
+            GpuRequest {
+                count: 1,
+                milli: u32::try_from(share.min(i64::from(GPU_MILLI_PER_DEVICE))).unwrap_or(0),
+            }
+        } else {
+            GpuRequest::default()
+        };
+        let gpu_indexes = meta
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(ANNOTATION_GPU_INDEXES))
+            .map(|s| {
+                s.split(',')
+                    .filter_map(|x| x.trim().parse::<u32>().ok())
+                    .collect::<Vec<_>>()
+            });
+
+        Ok(PodInfo {
+            namespace,
+            name,
+            uid: meta.uid.clone().unwrap_or_default(),
+            labels: meta.labels.clone().unwrap_or_default(),
+            priority: spec.priority.unwrap_or(0),
+            creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
+            scheduler_name: spec
+                .scheduler_name
+                .clone()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "default-scheduler".into()),
+            node_name: spec.node_name.clone().unwrap_or_default(),
+            requests,
+            non_zero_milli_cpu: non0_cpu,
+            non_zero_memory: non0_mem,
+            host_ports,
+            node_selector: spec.node_selector.clone().unwrap_or_default(),
+            required_node_affinity,
+            tolerations,
+            disk_volumes,
+            gpu,
+            gpu_indexes,
+            has_topology_spread_constraints: spec
+                .topology_spread_constraints
+                .as_ref()
+                .is_some_and(|c| !c.is_empty()),
+            terminating: meta.deletion_timestamp.is_some(),
+            pod: pod.clone(),
+        })
+    }
+}
+
+/// `utilnode.GetZoneKey`: `region:\0:zone` from the topology labels (GA or beta), or empty
+/// when the node has neither.
+pub fn zone_key(labels: &Labels) -> String {
+    let get = |ga: &str, beta: &str| {
+        labels
+            .get(ga)
+            .or_else(|| labels.get(beta))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let region = get(
+        "topology.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/region",
+    );
+    let zone = get(
+        "topology.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/zone",
+    );
+    if region.is_empty() && zone.is_empty() {
+        String::new()
+    } else {
+        format!("{region}:\x00:{zone}")
+    }
+}
+
+/// A node and the pods on it (`framework.NodeInfo`).
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    /// Node name.
+    pub name: String,
+    /// Labels.
+    pub labels: Labels,
+    /// Taints.
+    pub taints: Vec<Taint>,
+    /// True when the node has at least one `NoSchedule`/`NoExecute` taint.
+    pub has_filter_taints: bool,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+    /// `status.allocatable` (falls back to `status.capacity` per resource when absent).
+    pub allocatable: Resource,
+    /// Sum of the requests of the pods on the node (fit accounting).
+    pub requested: Resource,
+    /// Sum of the scoring requests (non-zero cpu/memory defaults) of the pods on the node;
+    /// only `milli_cpu` and `memory` are used.
+    pub non_zero_requested: Resource,
+    /// Pods on the node, assumed ones included.
+    pub pods: Vec<Arc<PodInfo>>,
+    /// Host ports used by the pods on the node.
+    pub used_ports: Vec<HostPort>,
+    /// Milli-GPU used on each device; the length is the device count (allocatable
+    /// `nvidia.com/gpu`).
+    pub gpu_used: Vec<u32>,
+    /// GPU devices chosen for each GPU pod on the node, keyed by `namespace/name`.
+    pub gpu_assignments: BTreeMap<String, Vec<u32>>,
+    /// `zone_key(labels)`.
+    pub zone: String,
+    /// The node object as read.
+    pub node: Arc<core::Node>,
+}
+
+impl NodeInfo {
+    /// Build an empty NodeInfo from a `v1.Node`.
+    ///
+    /// # Errors
+    /// [`NodeError`] naming the field when an allocatable or capacity quantity is malformed.
+    pub fn from_node(node: core::Node) -> Result<NodeInfo, NodeError> {
+        let node = Arc::new(node);
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let err = |(field, source): (String, QuantityError)| NodeError {
+            node: name.clone(),
+            field,
+            source,
+        };
+        let status = node.status.clone().unwrap_or_default();
+        let mut allocatable = Resource::default();
+        let capacity = parse_list(status.capacity.as_ref(), "status.capacity").map_err(err)?;
+        let alloc = parse_list(status.allocatable.as_ref(), "status.allocatable").map_err(err)?;
+        for (n, milli, value) in &capacity {
+            if !alloc.iter().any(|(a, _, _)| a == n) {
+                allocatable.add_named(n, *milli, *value);
+            }
+        }
+        for (n, milli, value) in &alloc {
+            allocatable.add_named(n, *milli, *value);
+        }
+        let spec = node.spec.clone().unwrap_or_default();
+        let taints: Vec<Taint> = spec
+            .taints
+            .iter()
+            .flatten()
+            .map(|t| Taint {
+                key: t.key.clone(),
+                value: t.value.clone().unwrap_or_default(),
+                effect: TaintEffect::parse(&t.effect),
+            })
+            .collect();
+        let labels = node.metadata.labels.clone().unwrap_or_default();
+        let devices = usize::try_from(allocatable.scalar(RESOURCE_GPU).clamp(0, 1024)).unwrap_or(0);
+        Ok(NodeInfo {
+            has_filter_taints: taints.iter().any(|t| {
+                matches!(
+                    t.effect,
+                    Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
+                )
+            }),
+            taints,
+            unschedulable: spec.unschedulable.unwrap_or(false),
+            allocatable,
+            requested: Resource::default(),
+            non_zero_requested: Resource::default(),
+            pods: Vec::new(),
+            used_ports: Vec::new(),
+            gpu_used: vec![0; devices],
+            gpu_assignments: BTreeMap::new(),
+            zone: zone_key(&labels),
+            labels,
+            name,
+            node,
+        })
+    }
+
+    /// Account a pod on this node (`NodeInfo.AddPod`): requests, scoring requests, ports and GPU
+    /// devices. GPU devices come from `gpu_indexes` when given (the annotation or a Reserve
+    /// decision); otherwise they are chosen with [`NodeInfo::pick_gpus`].
+    pub fn add_pod(&mut self, pod: Arc<PodInfo>, gpu_indexes: Option<Vec<u32>>) {
+        self.requested.add(&pod.requests);
+        self.non_zero_requested.milli_cpu += pod.non_zero_milli_cpu;
+        self.non_zero_requested.memory += pod.non_zero_memory;
+        self.used_ports.extend(pod.host_ports.iter().cloned());
+        if pod.gpu.count > 0 {
+            let idx = gpu_indexes
+                .or_else(|| pod.gpu_indexes.clone())
+                .or_else(|| self.pick_gpus(pod.gpu))
+                .unwrap_or_default();
+            for &i in &idx {
+                if let Some(u) = self.gpu_used.get_mut(i as usize) {
+                    *u += pod.gpu.milli;
+                }
+            }
+            self.gpu_assignments.insert(pod.key(), idx);
+        }
+        self.pods.push(pod);
+    }
+
+    /// Remove a pod by `namespace/name` (`NodeInfo.RemovePod`). Returns false when the pod is not
+    /// on this node.
+    pub fn remove_pod(&mut self, namespace: &str, name: &str) -> bool {
+        let Some(pos) = self
+            .pods
+            .iter()
+            .position(|p| p.namespace == namespace && p.name == name)
+        else {
+            return false;
+        };
+        let pod = self.pods.swap_remove(pos);
+        self.requested.sub(&pod.requests);
+        self.non_zero_requested.milli_cpu -= pod.non_zero_milli_cpu;
+        self.non_zero_requested.memory -= pod.non_zero_memory;
+        for hp in &pod.host_ports {
+            if let Some(i) = self.used_ports.iter().position(|u| u == hp) {
+                self.used_ports.swap_remove(i);
+            }
+        }
+        if let Some(idx) = self.gpu_assignments.remove(&pod.key()) {
+            for i in idx {
+                if let Some(u) = self.gpu_used.get_mut(i as usize) {
+                    *u = u.saturating_sub(pod.gpu.milli);
+                }
+            }
+        }
+        true
+    }
+
+    /// Choose GPU devices for `req` on this node, or `None` when they do not fit.
+    ///
+    /// Whole GPUs (`milli == 1000`) take the lowest-indexed fully free devices. A share of one
+    /// GPU takes the device with the least free capacity that still fits (best fit), lowest
+    /// index first among equals, which keeps whole devices free for whole-GPU pods.
+    pub fn pick_gpus(&self, req: GpuRequest) -> Option<Vec<u32>> {
+        if req.count == 0 {
+            return Some(Vec::new());
+        }
+        if req.milli >= GPU_MILLI_PER_DEVICE {
+            let free: Vec<u32> = self
+                .gpu_used
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| **u == 0)
+                .map(|(i, _)| i as u32)
+                .take(req.count as usize)
+                .collect();
+            return (free.len() == req.count as usize).then_some(free);
+        }
+        let mut best: Option<(u32, u32)> = None;
+        for (i, &u) in self.gpu_used.iter().enumerate() {
+            let free = GPU_MILLI_PER_DEVICE.saturating_sub(u);
+            if free >= req.milli && best.is_none_or(|(_, bf)| free < bf) {
+                best = Some((i as u32, free));
+            }
+        }
+        if req.count == 1 {
+            return best.map(|(i, _)| vec![i]);
+        }
+        // Several shared devices: lowest-indexed devices with enough free share.
+        let fit: Vec<u32> = self
+            .gpu_used
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| GPU_MILLI_PER_DEVICE.saturating_sub(**u) >= req.milli)
+            .map(|(i, _)| i as u32)
+            .take(req.count as usize)
+            .collect();
+        (fit.len() == req.count as usize).then_some(fit)
+    }
+}

@@ -1,0 +1,18 @@
+//! mini-scheduler's scheduling core: the framework and its plugins, the legacy Policy loader,
+//! the cluster snapshot and the scheduling algorithm, and `simulate` over cluster files.
+//!
+//! Everything here is synchronous and free of API calls; the kube edge lives in the binary.
+//! Semantics follow kube-scheduler v1.22, the last release that read a Policy file, with scores
+//! on the framework scale 0..=100.
+
+pub mod framework;
+pub mod labels;
+pub mod policy;
+pub mod quantity;
+pub mod schedule_one;
+pub mod sim;
+pub mod snapshot;
+
+pub use framework::{Framework, NodeInfo, PodInfo, Status};
+pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};
+pub use snapshot::Snapshot;

@@ -1,0 +1,123 @@
+//! The legacy kube-scheduler Policy file (`kind: Policy`, `apiVersion: v1`): wire types, strict
+//! decoding, validation and translation of predicate/priority names into framework plugins.
+//!
+//! Follows kube-scheduler v1.22, the last release that reads a Policy
+//! (`--policy-config-file`; removed in v1.23 by kubernetes/kubernetes#105424):
+//! 1. decode (JSON if the first non-blank character is `{`, else YAML) strictly: unknown keys,
+//!    duplicate keys and wrong types are errors, keys are case-sensitive ([`decode_policy`]);
+//! 2. `ValidatePolicy` (`pkg/scheduler/apis/config/validation/validation.go`): priority weights in
+//!    `1..MAX_WEIGHT`, extender settings, `hardPodAffinitySymmetricWeight` in `0..=100`;
+//! 3. translate names with the legacy registry
+//!    (`pkg/scheduler/framework/plugins/legacy_registry.go`), see [`ResolvedPolicy`].
+//!
+//! Every error message starts with `file:line:column:`. Deviations from v1.22, all reported:
+//! the singular key `predicate` is accepted as `predicates` with a warning; names whose plugin
+//! mini-scheduler does not implement yet fail with "not supported yet"; `null` predicates or
+//! priorities use the v1.22 defaults restricted to implemented plugins, with a warning.
+//!
+//! ```
+//! let loaded = scheduler::policy::parse_policy(
+//!     "policy.json",
+//!     r#"{"kind":"Policy","apiVersion":"v1",
+//!         "predicates":[{"name":"PodFitsResources"}],
+//!         "priorities":[{"name":"LeastRequestedPriority","weight":1}]}"#,
+//! )?;
+//! let filters: Vec<&str> = loaded.resolved.filters.iter().map(|f| f.plugin).collect();
+//! assert_eq!(filters, ["NodeUnschedulable", "NodeResourcesFit", "TaintToleration"]);
+//! assert_eq!(loaded.resolved.scores[0].plugin, "NodeResourcesLeastAllocated");
+//! # Ok::<(), scheduler::policy::PolicyError>(())
+//! ```
+
+mod decode;
+mod error;
+mod legacy_registry;
+mod locate;
+mod types;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+pub use error::PolicyError;
+pub use legacy_registry::{
+    DEFAULT_PROVIDER_OMITTED_FILTERS, DEFAULT_PROVIDER_OMITTED_SCORES, IMPLEMENTED_FILTER_PLUGINS,
+    IMPLEMENTED_SCORE_PLUGINS, ResolvedFilter, ResolvedPolicy, ResolvedScore, default_provider,
+};
+pub use locate::Location;
+pub use types::{
+    ExtenderManagedResource, ExtenderTlsConfig, LabelPreference, LabelsPresence, LegacyExtender,
+    MAX_WEIGHT, POLICY_API_VERSIONS, POLICY_KIND, Policy, PredicateArgument, PredicatePolicy,
+    PriorityArgument, PriorityPolicy, RequestedToCapacityRatioArguments, ResourceSpec,
+    ServiceAffinity, ServiceAntiAffinity, UtilizationShapePoint,
+};
+
+/// A policy file decoded, validated and resolved to plugins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedPolicy {
+    /// The document as decoded (with `predicate` folded into `predicates`).
+    pub policy: Policy,
+    /// The plugins to run.
+    pub resolved: ResolvedPolicy,
+    /// Things the user should fix or know, each `file[:line:column]: message`: the singular
+    /// `predicate` key, defaults restricted to implemented plugins, ignored arguments, repeated
+    /// priorities.
+    pub warnings: Vec<String>,
+}
+
+/// Reads and loads a policy file; `path` as given names the source in messages.
+///
+/// Errors: [`PolicyError::MissingFile`] (`missing policy config file <path>`),
+/// [`PolicyError::ReadFile`] (I/O error or not UTF-8), then everything [`parse_policy`] returns.
+/// Upstream: `pkg/scheduler/scheduler.go` `initPolicyFromFile` (v1.22).
+pub fn load_policy_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
+    match std::fs::metadata(path) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(PolicyError::MissingFile { path: path.to_path_buf() });
+        }
+        Err(source) => return Err(PolicyError::ReadFile { path: path.to_path_buf(), source }),
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| PolicyError::ReadFile { path: path.to_path_buf(), source })?;
+    parse_policy(&path.display().to_string(), &text)
+}
+
+/// Decodes, validates and resolves a policy held in memory; `source_name` names it in messages.
+///
+/// Errors: [`PolicyError::Decode`] (syntax, unknown/duplicate key, type, `kind`/`apiVersion`,
+/// both `predicates` and `predicate`), [`PolicyError::Validate`] (all `ValidatePolicy`
+/// failures), then the first of [`PolicyError::Argument`], [`PolicyError::Unsupported`],
+/// [`PolicyError::RemovedName`], [`PolicyError::UnknownName`] in document order
+/// (predicates, priorities, extenders), as kube-scheduler v1.22 `createFromPolicy` does.
+pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let src = locate::Source::new(source_name, text);
+    let decoded = decode::decode(&src)?;
+    let errors = validate::validate_policy(&decoded.policy, &src);
+    if !errors.is_empty() {
+        return Err(PolicyError::Validate { errors });
+    }
+    let mut warnings = decoded.warnings;
+    let input = legacy_registry::ResolveInput {
+        src: &src,
+        predicates_key: decoded.predicates_key,
+        predicates_key_present: decoded.predicates_key_present,
+        priorities_key_present: decoded.priorities_key_present,
+    };
+    let resolved = legacy_registry::resolve(&decoded.policy, &input, &mut warnings)?;
+    Ok(LoadedPolicy { policy: decoded.policy, resolved, warnings })
+}
+
+/// Decodes a policy strictly and checks `kind`/`apiVersion`, without validation or
+/// translation (e.g. to inspect extenders mini-scheduler does not run).
+///
+/// Returns the policy and the decoding warnings (the singular `predicate` key).
+/// Errors: [`PolicyError::Decode`] only.
+pub fn decode_policy(source_name: &str, text: &str) -> Result<(Policy, Vec<String>), PolicyError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let src = locate::Source::new(source_name, text);
+    let decoded = decode::decode(&src)?;
+    Ok((decoded.policy, decoded.warnings))
+}

@@ -1,0 +1,749 @@
+//! Loader tests: shipped policy, seed sample, fixtures under `config/policies/{pass,fail}`, and
+//! cases transcribed from kube-scheduler's own tests (kubernetes/kubernetes
+//! `pkg/scheduler/apis/config/testing/compatibility_test.go` @05c351a9037bd79bf88c56171a951c3097b658da
+//! and `policy_test.go` @effb98eaa665a33b16634ab968c91644b99d1ba7).
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    repo_root().join("config/policies").join(rel)
+}
+
+fn load(rel: &str) -> Result<LoadedPolicy, PolicyError> {
+    let path = fixture(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    parse_policy(&format!("config/policies/{rel}"), &text)
+}
+
+fn err(rel: &str) -> String {
+    load(rel).unwrap_err().to_string()
+}
+
+fn filters(r: &ResolvedPolicy) -> Vec<&'static str> {
+    r.filters.iter().map(|f| f.plugin).collect()
+}
+
+fn scores(r: &ResolvedPolicy) -> Vec<(&'static str, i64)> {
+    r.scores.iter().map(|s| (s.plugin, s.weight)).collect()
+}
+
+const EQUAL_NOTE: &str = "EqualPriority: skipped (kube-scheduler v1.18+ registers no plugin; every node would score equally)";
+
+/// The sample policy's expected resolution (shipped file, YAML variant, seed sample).
+fn assert_sample_resolution(r: &ResolvedPolicy) {
+    // predicateOrdering: CheckNodeUnschedulable, HostName, PodFitsHostPorts, MatchNodeSelector,
+    // PodFitsResources, NoDiskConflict, PodToleratesNodeTaints (legacy_registry.go v1.22).
+    assert_eq!(
+        filters(r),
+        [
+            "NodeUnschedulable",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity",
+            "NodeResourcesFit",
+            "VolumeRestrictions",
+            "TaintToleration"
+        ]
+    );
+    // AppendPriorityConfigs: sorted keys BalancedResourceAllocation, LeastRequestedPriority,
+    // SelectorSpreadPriority.
+    assert_eq!(
+        scores(r),
+        [
+            ("NodeResourcesBalancedAllocation", 1),
+            ("NodeResourcesLeastAllocated", 1),
+            ("SelectorSpread", 1)
+        ]
+    );
+    assert_eq!(r.scores[2].legacy_names, ["ServiceSpreadingPriority"]);
+    assert_eq!(r.filters[2].legacy_names, ["PodFitsPorts"]);
+    assert!(r.notes.iter().any(|n| n == EQUAL_NOTE), "{:?}", r.notes);
+    assert!(!r.always_check_all_predicates);
+    assert_eq!(r.hard_pod_affinity_symmetric_weight, 1);
+}
+
+#[test]
+fn shipped_policy_loads() {
+    let loaded = load_policy_file(&repo_root().join("config/policy-config-file.json")).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_sample_resolution(&loaded.resolved);
+    let shown = loaded.resolved.to_string();
+    assert!(shown.contains("NodeResourcesLeastAllocated"), "{shown}");
+    assert!(shown.contains(EQUAL_NOTE), "{shown}");
+    assert!(shown.find("NodeUnschedulable") < shown.find("TaintToleration"), "{shown}");
+}
+
+#[test]
+fn yaml_variant_resolves_like_json() {
+    let loaded = load("pass/sample.yaml").unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_sample_resolution(&loaded.resolved);
+}
+
+#[test]
+fn seed_sample_loads_with_singular_key_warning() {
+    let embedded = load("pass/seed-singular-predicate.json").unwrap();
+    assert_sample_resolution(&embedded.resolved);
+    assert_eq!(embedded.warnings.len(), 1, "{:?}", embedded.warnings);
+    assert_eq!(
+        embedded.warnings[0],
+        "config/policies/pass/seed-singular-predicate.json:4:2: key \"predicate\" is not a Policy \
+         field; treating it as \"predicates\" (kube-scheduler v1.18+ rejects this file; rename the key)"
+    );
+    // The product's own copy, when the shared data is checked out beside the repo.
+    let shared = repo_root().join("../shared/data/samples/policy-config-file.seed.json");
+    if shared.exists() {
+        let loaded = load_policy_file(&shared).unwrap();
+        assert_sample_resolution(&loaded.resolved);
+        assert!(loaded.warnings[0].contains(":4:2: key \"predicate\" is not a Policy field"));
+        assert_eq!(loaded.policy, embedded.policy);
+    }
+}
+
+#[test]
+fn both_predicate_keys_is_an_error() {
+    assert_eq!(
+        err("fail/both-predicate-keys.json"),
+        "config/policies/fail/both-predicate-keys.json:5:3: invalid policy: both \"predicates\" and \
+         \"predicate\" are set; \"predicate\" is not a Policy field (kube-scheduler v1.18+ rejects \
+         it): delete it and keep \"predicates\""
+    );
+}
+
+#[test]
+fn unknown_predicate_names_nearest_and_valid_names() {
+    let e = err("fail/unknown-predicate.json");
+    assert_eq!(
+        e,
+        "config/policies/fail/unknown-predicate.json:7:14: unknown predicate \"PodFitsPort\" at \
+         predicates[2].name (kube-scheduler v1.22: predicate type not found for \"PodFitsPort\"); \
+         did you mean \"PodFitsPorts\"?; valid predicates: CheckNodeUnschedulable, \
+         GeneralPredicates, HostName, PodFitsHostPorts, MatchNodeSelector, PodFitsResources, \
+         NoDiskConflict, PodToleratesNodeTaints, PodFitsPorts"
+    );
+}
+
+#[test]
+fn unknown_priority_in_yaml() {
+    let e = err("fail/unknown-priority.yaml");
+    assert!(
+        e.starts_with(
+            "config/policies/fail/unknown-priority.yaml:6:11: unknown priority \"LeastRequestPriority\" at priorities[1].name \
+             (kube-scheduler v1.22: priority type not found for \"LeastRequestPriority\"); did you mean \"LeastRequestedPriority\"?"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.ends_with(
+            "; valid priorities: BalancedResourceAllocation, LeastRequestedPriority, MostRequestedPriority, \
+             SelectorSpreadPriority, ServiceSpreadingPriority, EqualPriority"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn nearest_name_that_is_not_supported_says_so() {
+    let e = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"MatchInterPodAfinity"}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("did you mean \"MatchInterPodAffinity\"? (known to kube-scheduler, not supported yet by mini-scheduler)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn zero_and_negative_weights_use_v1_22_text() {
+    assert_eq!(
+        err("fail/zero-weight.json"),
+        "config/policies/fail/zero-weight.json:5:47: priority LeastRequestedPriority should have a \
+         positive weight applied to it or it has overflown"
+    );
+    assert_eq!(
+        err("fail/negative-weight.yaml"),
+        "config/policies/fail/negative-weight.yaml:5:13: priority BalancedResourceAllocation should \
+         have a positive weight applied to it or it has overflown"
+    );
+    // weight == MaxWeight (math.MaxInt64 / 10) is rejected; MaxWeight - 1 is accepted.
+    assert!(err("fail/weight-overflow.json").ends_with("it has overflown"));
+    let ok = parse_policy(
+        "p.json",
+        &format!(
+            r#"{{"kind":"Policy","apiVersion":"v1","predicates":[],"priorities":[{{"name":"LeastRequestedPriority","weight":{}}}]}}"#,
+            MAX_WEIGHT - 1
+        ),
+    )
+    .unwrap();
+    assert_eq!(ok.resolved.scores[0].weight, MAX_WEIGHT - 1);
+}
+
+#[test]
+fn missing_weight_is_zero_and_rejected() {
+    let e = parse_policy(
+        "p.yaml",
+        "kind: Policy\napiVersion: v1\npriorities:\n- name: EqualPriority\n",
+    )
+    .unwrap_err()
+    .to_string();
+    // No weight key: located at the entry.
+    assert_eq!(
+        e,
+        "p.yaml:4:3: priority EqualPriority should have a positive weight applied to it or it has overflown"
+    );
+}
+
+#[test]
+fn validation_reports_every_failure() {
+    let e = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1",
+"priorities":[{"name":"A","weight":0},{"name":"B","weight":-5}],
+"hardPodAffinitySymmetricWeight":-1}"#,
+    )
+    .unwrap_err();
+    let PolicyError::Validate { errors } = &e else { panic!("{e:?}") };
+    assert_eq!(errors.len(), 3);
+    assert_eq!(
+        e.to_string(),
+        "p.json:2:35: priority A should have a positive weight applied to it or it has overflown\n\
+         p.json:2:60: priority B should have a positive weight applied to it or it has overflown\n\
+         p.json:3:35: hardPodAffinitySymmetricWeight: Invalid value: -1: not in valid range [0-100]"
+    );
+}
+
+#[test]
+fn hard_pod_affinity_symmetric_weight_range() {
+    assert_eq!(
+        err("fail/hard-pod-affinity-out-of-range.json"),
+        "config/policies/fail/hard-pod-affinity-out-of-range.json:4:37: \
+         hardPodAffinitySymmetricWeight: Invalid value: 101: not in valid range [0-100]"
+    );
+}
+
+#[test]
+fn unknown_top_level_key_is_located() {
+    let e = err("fail/unknown-top-level-key.json");
+    assert!(
+        e.starts_with(
+            "config/policies/fail/unknown-top-level-key.json:5:3: invalid policy: prioritys: unknown field `prioritys`, expected one of"
+        ),
+        "{e}"
+    );
+    let y = parse_policy("p.yaml", "kind: Policy\napiVersion: v1\npredicates:\n- name: HostName\n  wieght: 3\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        y.starts_with("p.yaml:5:3: invalid policy: predicates[0]: unknown field `wieght`, expected `name` or `argument`"),
+        "{y}"
+    );
+}
+
+#[test]
+fn keys_are_case_sensitive() {
+    let e = err("fail/case-mismatch.json");
+    assert!(
+        e.starts_with("config/policies/fail/case-mismatch.json:4:3: invalid policy: Predicates: unknown field `Predicates`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn duplicate_keys_are_errors() {
+    assert_eq!(
+        err("fail/duplicate-key.json"),
+        "config/policies/fail/duplicate-key.json:5:53: invalid policy: priorities[0].weight: \
+         duplicate field `weight`"
+    );
+    assert_eq!(
+        err("fail/duplicate-key.yaml"),
+        "config/policies/fail/duplicate-key.yaml:4:1: invalid policy: duplicate field `priorities`"
+    );
+    // The singular alias does not hide a duplicate of itself.
+    let e = parse_policy("p.json", r#"{"kind":"Policy","apiVersion":"v1","predicate":[],"predicate":[]}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("duplicate field `predicate`"), "{e}");
+}
+
+#[test]
+fn type_errors_name_the_field() {
+    let e = parse_policy(
+        "p.json",
+        "{\"kind\":\"Policy\",\"apiVersion\":\"v1\",\n\"priorities\":[{\"name\":\"X\",\"weight\":\"1\"}]}",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "p.json:2:34: invalid policy: priorities[0].weight: invalid type: string \"1\", expected i64"
+    );
+    let e = parse_policy("p.yaml", "kind: Policy\napiVersion: v1\npriorities:\n- name: X\n  weight: 1.5\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "p.yaml:5:11: invalid policy: priorities[0].weight: invalid type: floating point `1.5`, expected i64"
+    );
+}
+
+#[test]
+fn syntax_errors_carry_line_and_column() {
+    let e = err("fail/syntax-error.json");
+    assert!(e.starts_with("config/policies/fail/syntax-error.json:4:38: invalid policy: trailing comma"), "{e}");
+}
+
+#[test]
+fn kind_and_api_version_are_checked() {
+    let e = err("fail/wrong-kind.json");
+    assert_eq!(
+        e,
+        "config/policies/fail/wrong-kind.json:2:11: invalid policy: kind: no kind \
+         \"KubeSchedulerConfiguration\" is registered for version \"v1\" (want \"Policy\")"
+    );
+    // policy_test.go "unknown version throws a parsing error".
+    let e = err("fail/wrong-api-version.yaml");
+    assert!(
+        e.starts_with(
+            "config/policies/fail/wrong-api-version.yaml:1:13: invalid policy: apiVersion: no kind \"Policy\" is registered for version \"kubescheduler.config.k8s.io/vunknown\""
+        ),
+        "{e}"
+    );
+    let e = parse_policy("p.json", r#"{"kind":"Policy"}"#).unwrap_err().to_string();
+    assert!(e.starts_with("p.json:1:1: invalid policy: Object 'apiVersion' is missing"), "{e}");
+    let e = parse_policy("p.yaml", "apiVersion: v1\n").unwrap_err().to_string();
+    assert!(e.contains("Object 'Kind' is missing"), "{e}");
+    let e = parse_policy("p.yaml", "").unwrap_err().to_string();
+    assert!(e.contains("Object 'apiVersion' is missing"), "{e}");
+    let e = parse_policy("p.yaml", "kind: policy\napiVersion: v1\n").unwrap_err().to_string();
+    assert!(e.contains("no kind \"policy\""), "{e}");
+}
+
+#[test]
+fn policy_test_go_api_versions_decode() {
+    // policy_test.go TestSchedulerPolicy: "legacy v1" and "v1" decode to the same Policy with one
+    // extender; "unknown version" fails.
+    let template = |v: &str| {
+        format!(
+            "\napiVersion: {v}\nkind: Policy\nextenders:\n- urlPrefix: http://localhost:8888/\n  filterVerb: filter\n  prioritizeVerb: prioritize\n  weight: 1\n  enableHttps: false\n"
+        )
+    };
+    let expected = LegacyExtender {
+        url_prefix: "http://localhost:8888/".into(),
+        filter_verb: "filter".into(),
+        prioritize_verb: "prioritize".into(),
+        weight: 1,
+        ..LegacyExtender::default()
+    };
+    for v in ["v1", "kubescheduler.config.k8s.io/v1"] {
+        let (policy, warnings) = decode_policy("p.yaml", &template(v)).unwrap();
+        assert!(warnings.is_empty());
+        assert_eq!(policy.extenders, [expected.clone()]);
+        assert_eq!(policy.predicates, None);
+        assert_eq!(policy.priorities, None);
+    }
+    assert!(decode_policy("p.yaml", &template("kubescheduler.config.k8s.io/vunknown")).is_err());
+}
+
+#[test]
+fn extenders_are_not_supported_yet() {
+    let e = err("fail/extenders.yaml");
+    assert_eq!(
+        e,
+        "config/policies/fail/extenders.yaml:3:1: \"extenders\" (1 configured) is not supported yet by mini-scheduler"
+    );
+}
+
+#[test]
+fn extender_validation_texts() {
+    let e = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","extenders":[
+{"urlPrefix":"a","prioritizeVerb":"p","weight":0,"bindVerb":"b","managedResources":[{"name":"cpu"},{"name":"example.com/x"},{"name":"example.com/x"}]},
+{"urlPrefix":"b","BindVerb":"b"}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "p.json:2:49: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it",
+            "p.json:2:93: extenders[0].managedResources[0].name: Invalid value: \"cpu\": is an invalid extended resource name",
+            "p.json:2:144: extenders[0].managedResources[2].name: Invalid value: \"example.com/x\": duplicate extender managed resource name",
+            "p.json:1:48: extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement bind",
+        ]
+    );
+}
+
+#[test]
+fn custom_priority_validation_texts() {
+    // validation.go validateCustomPriorities.
+    let e = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","priorities":[
+{"name":"L1","weight":1,"argument":{"labelPreference":{"label":"a","presence":true}}},
+{"name":"L2","weight":2,"argument":{"labelPreference":{"label":"b","presence":true}}},
+{"name":"R1","weight":1,"argument":{"requestedToCapacityRatioArguments":{"shape":[]}}},
+{"name":"R2","weight":1,"argument":{"requestedToCapacityRatioArguments":{"shape":[]}}},
+{"name":"E","weight":1,"argument":{}}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "p.json:3:37: LabelPreference  priority \"L2\" has a different weight with \"L1\"",
+            "p.json:5:37: priority \"R2\" redeclares custom priority \"RequestedToCapacityRatio\", from: \"R1\"",
+            "p.json:6:36: no priority arguments set for priority E",
+        ]
+    );
+}
+
+#[test]
+fn argument_count_must_be_one() {
+    assert_eq!(
+        err("fail/two-arguments.json"),
+        "config/policies/fail/two-arguments.json:5:34: exactly 1 predicate argument is required, numArgs: 2, predicate Custom"
+    );
+    let e = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","priorities":[{"name":"X","weight":1,"argument":{"labelPreference":{"label":"a"},"serviceAntiAffinity":{"label":"b"}}}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.ends_with("exactly 1 priority argument is required, numArgs: 2, priority X"), "{e}");
+}
+
+#[test]
+fn null_versus_empty_predicates_and_priorities() {
+    // compatibility_test.go case "MandatoryFilters": [] → only the mandatory predicates.
+    let empty = load("pass/mandatory-filters.json").unwrap();
+    assert_eq!(filters(&empty.resolved), ["NodeUnschedulable", "TaintToleration"]);
+    assert!(empty.resolved.scores.is_empty());
+    assert!(empty.warnings.is_empty(), "{:?}", empty.warnings);
+    assert!(empty.resolved.notes.iter().any(|n| n.starts_with("CheckNodeUnschedulable: added")));
+
+    // null → DefaultPredicates / DefaultPriorities restricted to implemented plugins.
+    let null = load("pass/defaults-null.json").unwrap();
+    assert_eq!(
+        filters(&null.resolved),
+        [
+            "NodeUnschedulable",
+            "NodeResourcesFit",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity",
+            "VolumeRestrictions",
+            "TaintToleration"
+        ]
+    );
+    assert_eq!(
+        scores(&null.resolved),
+        [
+            ("NodeResourcesBalancedAllocation", 1),
+            ("NodeResourcesLeastAllocated", 1),
+            ("SelectorSpread", 1)
+        ]
+    );
+    assert_eq!(null.warnings.len(), 2, "{:?}", null.warnings);
+    assert!(
+        null.warnings[0].starts_with("config/policies/pass/defaults-null.json:4:3: \"predicates\" is not set"),
+        "{}",
+        null.warnings[0]
+    );
+    assert!(null.warnings[0].contains("MatchInterPodAffinity (InterPodAffinity)"), "{}", null.warnings[0]);
+    assert!(null.warnings[1].contains("NodePreferAvoidPodsPriority 10000 (NodePreferAvoidPods)"), "{}", null.warnings[1]);
+
+    // Absent keys behave like null; the warning has no line.
+    let absent = load("pass/defaults-absent.yaml").unwrap();
+    assert_eq!(absent.resolved.filters, null.resolved.filters);
+    assert_eq!(absent.resolved.scores, null.resolved.scores);
+    assert!(absent.warnings[0].starts_with("config/policies/pass/defaults-absent.yaml: \"predicates\" is not set"));
+    assert_eq!(absent.policy.predicates, None);
+}
+
+#[test]
+fn general_predicates_expand_in_order() {
+    // compatibility_test.go case "GeneralPredicate".
+    let loaded = load("pass/general-predicates.json").unwrap();
+    assert_eq!(
+        filters(&loaded.resolved),
+        ["NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity", "TaintToleration"]
+    );
+    assert!(loaded.resolved.scores.is_empty());
+    // A part listed again keeps GeneralPredicates' position and records both names.
+    let r = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"HostName"},{"name":"GeneralPredicates"},{"name":"PodFitsHostPorts"},{"name":"PodFitsPorts"}],"priorities":[]}"#,
+    )
+    .unwrap()
+    .resolved;
+    assert_eq!(
+        filters(&r),
+        ["NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity", "TaintToleration"]
+    );
+    assert_eq!(r.filters[2].legacy_names, ["GeneralPredicates", "HostName"]);
+    assert_eq!(r.filters[3].legacy_names, ["GeneralPredicates", "PodFitsHostPorts", "PodFitsPorts"]);
+}
+
+#[test]
+fn yaml_flow_style_and_other_options() {
+    let loaded = load("pass/most-requested.yaml").unwrap();
+    let r = &loaded.resolved;
+    assert_eq!(
+        filters(r),
+        ["NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity", "TaintToleration"]
+    );
+    assert_eq!(r.filters[1].legacy_names, ["GeneralPredicates", "PodFitsResources"]);
+    assert_eq!(scores(r), [("NodeResourcesMostAllocated", 2), ("SelectorSpread", 3)]);
+    assert!(r.always_check_all_predicates);
+    assert_eq!(r.hard_pod_affinity_symmetric_weight, 10);
+    assert!(r.notes.iter().any(|n| n.starts_with("hardPodAffinitySymmetricWeight: 10 has no effect yet")));
+    assert!(r.notes.iter().any(|n| n.starts_with("CheckNodeUnschedulable: added")));
+    assert!(!r.notes.iter().any(|n| n.starts_with("PodToleratesNodeTaints: added")));
+}
+
+#[test]
+fn repeated_priority_follows_v1_22() {
+    // factory.go createFromPolicy: priorityKeys[name] = weight → the last entry wins (an alias
+    // resolves to the same key); the plugin appears once.
+    let loaded = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[],"priorities":[
+{"name":"SelectorSpreadPriority","weight":5},
+{"name":"ServiceSpreadingPriority","weight":2}]}"#,
+    )
+    .unwrap();
+    assert_eq!(scores(&loaded.resolved), [("SelectorSpread", 2)]);
+    assert_eq!(
+        loaded.resolved.scores[0].legacy_names,
+        ["SelectorSpreadPriority", "ServiceSpreadingPriority"]
+    );
+    assert_eq!(loaded.warnings.len(), 1);
+    assert!(
+        loaded.warnings[0].starts_with("p.json:3:40: priority SelectorSpreadPriority is listed twice"),
+        "{}",
+        loaded.warnings[0]
+    );
+    // Same weight twice: no warning.
+    let same = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[],"priorities":[
+{"name":"LeastRequestedPriority","weight":3},{"name":"LeastRequestedPriority","weight":3}]}"#,
+    )
+    .unwrap();
+    assert_eq!(scores(&same.resolved), [("NodeResourcesLeastAllocated", 3)]);
+    assert!(same.warnings.is_empty());
+}
+
+#[test]
+fn unsupported_names_fail_with_plugin() {
+    assert_eq!(
+        err("fail/unsupported-predicate.json"),
+        "config/policies/fail/unsupported-predicate.json:6:14: predicate \"MatchInterPodAffinity\" \
+         (plugin InterPodAffinity) at predicates[1].name is not supported yet by mini-scheduler"
+    );
+    assert_eq!(
+        err("fail/unsupported-priority.json"),
+        "config/policies/fail/unsupported-priority.json:6:14: priority \"ImageLocalityPriority\" \
+         (score plugin ImageLocality) at priorities[0].name is not supported yet by mini-scheduler"
+    );
+    // compatibility_test.go case "1.0": the first unsupported entry is the serviceAffinity
+    // custom predicate.
+    assert_eq!(
+        err("fail/custom-predicate-argument.json"),
+        "config/policies/fail/custom-predicate-argument.json:9:14: custom predicate \
+         \"TestServiceAffinity\" with a serviceAffinity argument (plugin ServiceAffinity) at \
+         predicates[4] is not supported yet by mini-scheduler"
+    );
+    // Every v1.22 name whose plugin is missing fails (never silently dropped).
+    for (name, plugin) in [
+        ("CheckNodeLabelPresence", "NodeLabel"),
+        ("CheckServiceAffinity", "ServiceAffinity"),
+        ("MaxEBSVolumeCount", "EBSLimits"),
+        ("MaxGCEPDVolumeCount", "GCEPDLimits"),
+        ("MaxCSIVolumeCountPred", "NodeVolumeLimits"),
+        ("MaxAzureDiskVolumeCount", "AzureDiskLimits"),
+        ("MaxCinderVolumeCount", "CinderLimits"),
+        ("CheckVolumeBinding", "VolumeBinding"),
+        ("NoVolumeZoneConflict", "VolumeZone"),
+        ("EvenPodsSpread", "PodTopologySpread"),
+    ] {
+        let e = parse_policy(
+            "p.json",
+            &format!(r#"{{"kind":"Policy","apiVersion":"v1","predicates":[{{"name":"{name}"}}]}}"#),
+        )
+        .unwrap_err();
+        assert!(matches!(e, PolicyError::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains(&format!("(plugin {plugin})")), "{e}");
+    }
+    for (name, plugin) in [
+        ("EvenPodsSpreadPriority", "PodTopologySpread"),
+        ("InterPodAffinityPriority", "InterPodAffinity"),
+        ("NodeAffinityPriority", "NodeAffinity"),
+        ("NodePreferAvoidPodsPriority", "NodePreferAvoidPods"),
+        ("TaintTolerationPriority", "TaintToleration"),
+        ("RequestedToCapacityRatio", "RequestedToCapacityRatio"),
+        ("NodeLabel", "NodeLabel"),
+        ("ServiceAffinity", "ServiceAffinity"),
+    ] {
+        let e = parse_policy(
+            "p.json",
+            &format!(
+                r#"{{"kind":"Policy","apiVersion":"v1","priorities":[{{"name":"{name}","weight":1}}]}}"#
+            ),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(&format!("(score plugin {plugin})")), "{e}");
+    }
+    // Custom priorities with arguments.
+    for (arg, plugin) in [
+        (r#"{"labelPreference":{"label":"a","presence":true}}"#, "NodeLabel"),
+        (r#"{"serviceAntiAffinity":{"label":"zone"}}"#, "ServiceAffinity"),
+        (
+            r#"{"requestedToCapacityRatioArguments":{"shape":[{"utilization":0,"score":0},{"utilization":50,"score":7}]}}"#,
+            "RequestedToCapacityRatio",
+        ),
+    ] {
+        let e = parse_policy(
+            "p.json",
+            &format!(
+                r#"{{"kind":"Policy","apiVersion":"v1","predicates":[],"priorities":[{{"name":"Custom","weight":2,"argument":{arg}}}]}}"#
+            ),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(&format!("(score plugin {plugin})")), "{e}");
+    }
+}
+
+#[test]
+fn removed_names_explain_why() {
+    let e = err("fail/removed-predicate.json");
+    assert!(
+        e.starts_with(
+            "config/policies/fail/removed-predicate.json:5:14: predicate \"CheckNodeMemoryPressure\" at predicates[0].name was removed from kube-scheduler: with TaintNodesByCondition"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("PodToleratesNodeTaints"), "{e}");
+    for name in ["CheckNodeCondition", "CheckNodeDiskPressure", "CheckNodePIDPressure", "PodToleratesNodeNoExecuteTaints"] {
+        let e = parse_policy(
+            "p.yaml",
+            &format!("kind: Policy\napiVersion: v1\npredicates:\n- name: {name}\n"),
+        )
+        .unwrap_err();
+        assert!(matches!(e, PolicyError::RemovedName { .. }), "{e}");
+    }
+    let e = parse_policy(
+        "p.yaml",
+        "kind: Policy\napiVersion: v1\npriorities:\n- name: ResourceLimitsPriority\n  weight: 1\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("ResourceLimitsPriorityFunction"), "{e}");
+}
+
+#[test]
+fn registered_name_with_argument_warns() {
+    let loaded = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"HostName","argument":{"labelsPresence":{"labels":["a"]}}}],"priorities":[]}"#,
+    )
+    .unwrap();
+    assert_eq!(filters(&loaded.resolved), ["NodeUnschedulable", "NodeName", "TaintToleration"]);
+    assert!(loaded.warnings[0].contains("its argument is ignored"), "{:?}", loaded.warnings);
+}
+
+#[test]
+fn equal_priority_is_skipped_before_argument_checks() {
+    // createFromPolicy skips EqualPriority before ProcessPriorityPolicy (which validates the
+    // argument count).
+    let loaded = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[],"priorities":[{"name":"EqualPriority","weight":2}]}"#,
+    )
+    .unwrap();
+    assert!(loaded.resolved.scores.is_empty());
+    assert!(loaded.resolved.notes.iter().any(|n| n == EQUAL_NOTE));
+}
+
+#[test]
+fn missing_and_unreadable_files() {
+    let missing = repo_root().join("config/policies/does-not-exist.json");
+    let e = load_policy_file(&missing).unwrap_err();
+    assert!(matches!(e, PolicyError::MissingFile { .. }));
+    assert_eq!(e.to_string(), format!("missing policy config file {}", missing.display()));
+    let dir = repo_root().join("config/policies");
+    let e = load_policy_file(&dir).unwrap_err();
+    assert!(e.to_string().starts_with("couldn't read policy config"), "{e}");
+}
+
+#[test]
+fn every_pass_fixture_loads_and_every_fail_fixture_fails() {
+    for (dir, should_pass) in [("pass", true), ("fail", false)] {
+        let mut n = 0;
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let result = load_policy_file(&path);
+            assert_eq!(result.is_ok(), should_pass, "{}: {result:?}", path.display());
+            if let Err(e) = result {
+                let name = path.display().to_string();
+                assert!(e.to_string().starts_with(&name), "{e}");
+                assert!(e.location().is_some_and(|l| l.line > 0), "{e}");
+            }
+            n += 1;
+        }
+        assert!(n >= 5, "{dir}: {n} fixtures");
+    }
+}
+
+#[test]
+fn resolved_plugins_are_all_implemented() {
+    for entry in std::fs::read_dir(fixture("pass")).unwrap() {
+        let loaded = load_policy_file(&entry.unwrap().path()).unwrap();
+        for f in &loaded.resolved.filters {
+            assert!(IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin), "{}", f.plugin);
+        }
+        for s in &loaded.resolved.scores {
+            assert!(IMPLEMENTED_SCORE_PLUGINS.contains(&s.plugin), "{}", s.plugin);
+            assert!(s.weight > 0);
+        }
+    }
+}
+
+#[test]
+fn display_lists_filters_scores_and_notes() {
+    let loaded = load("pass/seed-singular-predicate.json").unwrap();
+    let shown = loaded.resolved.to_string();
+    let expected = "\
+filter plugins (in order):
+   1. NodeUnschedulable   <- CheckNodeUnschedulable
+   2. NodeName            <- HostName
+   3. NodePorts           <- PodFitsPorts
+   4. NodeAffinity        <- MatchNodeSelector
+   5. NodeResourcesFit    <- PodFitsResources
+   6. VolumeRestrictions  <- NoDiskConflict
+   7. TaintToleration     <- PodToleratesNodeTaints
+score plugins (weight):
+  NodeResourcesBalancedAllocation      1  <- BalancedResourceAllocation
+  NodeResourcesLeastAllocated          1  <- LeastRequestedPriority
+  SelectorSpread                       1  <- ServiceSpreadingPriority
+alwaysCheckAllPredicates: false
+hardPodAffinitySymmetricWeight: 1
+notes:
+  - EqualPriority: skipped (kube-scheduler v1.18+ registers no plugin; every node would score equally)
+  - CheckNodeUnschedulable: added (mandatory predicate: kube-scheduler v1.18+ always configures it)
+  - PodToleratesNodeTaints: added (mandatory predicate: kube-scheduler v1.18+ always configures it)";
+    assert_eq!(shown, expected);
+}

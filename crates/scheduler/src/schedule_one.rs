@@ -1,0 +1,434 @@
+//! The scheduling algorithm for one pod: filter → score → select host, and the [`FitError`]
+//! that explains an unschedulable pod.
+//!
+//! Follows `pkg/scheduler/core/generic_scheduler.go` (v1.22): `findNodesThatFitPod` with
+//! `numFeasibleNodesToFind` and a rotating start index, `prioritizeNodes` (all nodes score 1 when
+//! there are no score plugins), `selectHost` (uniform random choice among the top-scored nodes by
+//! reservoir sampling), and a single feasible node chosen without scoring. The search is
+//! sequential, in NodeTree order from the start index, and stops at the `numFeasibleNodesToFind`-th
+//! feasible node, so results are deterministic for a given seed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::framework::{
+    Code, CycleState, Framework, MAX_NODE_SCORE, MIN_NODE_SCORE, PodInfo, ScoreBreakdown,
+    ScoreMode, Status,
+};
+use crate::snapshot::Snapshot;
+
+/// Below this many nodes every node is searched (`minFeasibleNodesToFind`).
+pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// Lower bound of the adaptive percentage (`minFeasibleNodesPercentageToFind`).
+pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+/// `DefaultPercentageOfNodesToScore`: 0 means adaptive.
+pub const DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE: i32 = 0;
+
+/// `numFeasibleNodesToFind`: how many feasible nodes to look for among `num_all_nodes`, given
+/// `percentageOfNodesToScore` (0 = adaptive `50 - n/125`, at least 5%; ≥ 100 = all nodes).
+pub fn num_feasible_nodes_to_find(percentage_of_nodes_to_score: i32, num_all_nodes: usize) -> usize {
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND || percentage_of_nodes_to_score >= 100 {
+        return num_all_nodes;
+    }
+    let mut p = i64::from(percentage_of_nodes_to_score);
+    if p <= 0 {
+        p = 50 - num_all_nodes as i64 / 125;
+        if p < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND {
+            p = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+        }
+    }
+    let k = (num_all_nodes as i64 * p / 100) as usize;
+    k.max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
+/// Why the pod fits on no node (`framework.FitError`): the status of every node that failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FitError {
+    /// `namespace/name` of the pod.
+    pub pod: String,
+    /// Number of nodes in the snapshot.
+    pub num_all_nodes: usize,
+    /// Failed node name → status (`Diagnosis.NodeToStatusMap`).
+    pub node_to_status: BTreeMap<String, Status>,
+}
+
+impl FitError {
+    /// Reason → number of nodes, sorted like the message.
+    pub fn reason_histogram(&self) -> BTreeMap<String, usize> {
+        let mut h = BTreeMap::new();
+        for s in self.node_to_status.values() {
+            for r in &s.reasons {
+                *h.entry(r.to_string()).or_insert(0) += 1;
+            }
+        }
+        h
+    }
+}
+
+impl fmt::Display for FitError {
+    /// `0/%v nodes are available: <count> <reason>, ....` with the `"count reason"` strings
+    /// sorted as strings, exactly as `FitError.Error()` builds them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = self
+            .reason_histogram()
+            .into_iter()
+            .map(|(r, c)| format!("{c} {r}"))
+            .collect();
+        parts.sort();
+        write!(
+            f,
+            "0/{} nodes are available: {}.",
+            self.num_all_nodes,
+            parts.join(", ")
+        )
+    }
+}
+
+/// A failed scheduling attempt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// The snapshot has no nodes (`ErrNoNodesAvailable`).
+    #[error("no nodes available to schedule pods")]
+    NoNodesAvailable,
+    /// No node fits.
+    #[error("{0}")]
+    Fit(FitError),
+    /// A plugin returned an error status.
+    #[error("running {plugin} plugin: {message}")]
+    Plugin {
+        /// The plugin.
+        plugin: String,
+        /// The status message.
+        message: String,
+    },
+}
+
+/// A successful scheduling decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleResult {
+    /// The chosen node.
+    pub node: String,
+    /// Its index in the snapshot.
+    pub node_index: u32,
+    /// Nodes examined by the filters.
+    pub evaluated_nodes: usize,
+    /// Nodes that passed the filters.
+    pub feasible_nodes: usize,
+    /// GPU devices chosen on the node (empty when the pod requests none).
+    pub gpu_indexes: Vec<u32>,
+    /// With `explain`: per feasible node, the score breakdown.
+    pub scores: Option<BTreeMap<String, ScoreBreakdown>>,
+    /// With `explain`: nodes that failed a filter and their reasons.
+    pub diagnosis: Option<BTreeMap<String, Vec<String>>>,
+}
+
+/// Scheduling algorithm state kept across cycles: the configuration, the RNG that breaks ties,
+/// the rotating start index, and reusable buffers.
+pub struct Algorithm {
+    /// `percentageOfNodesToScore` (0 = adaptive, 100 = all).
+    pub percentage_of_nodes_to_score: i32,
+    rng: StdRng,
+    next_start_node_index: usize,
+    candidates: Vec<u32>,
+    failed: Vec<(u32, Status)>,
+    chunk: Vec<u32>,
+    totals: Vec<i64>,
+    plugin_scores: Vec<i64>,
+    state: CycleState,
+}
+
+impl Algorithm {
+    /// A new algorithm with a seeded tie-breaking RNG.
+    pub fn new(percentage_of_nodes_to_score: i32, seed: u64) -> Algorithm {
+        Algorithm {
+            percentage_of_nodes_to_score,
+            rng: StdRng::seed_from_u64(seed),
+            next_start_node_index: 0,
+            candidates: Vec::new(),
+            failed: Vec::new(),
+            chunk: Vec::new(),
+            totals: Vec::new(),
+            plugin_scores: Vec::new(),
+            state: CycleState::new(),
+        }
+    }
+
+    /// Run one scheduling cycle for `pod` on `snapshot` (no mutation of the snapshot: the caller
+    /// assumes the pod on the returned node).
+    ///
+    /// # Errors
+    /// [`ScheduleError::Fit`] when no node fits, [`ScheduleError::NoNodesAvailable`] on an empty
+    /// snapshot, [`ScheduleError::Plugin`] when a plugin fails internally.
+    pub fn schedule(
+        &mut self,
+        fwk: &Framework,
+        snapshot: &Snapshot,
+        pod: &PodInfo,
+        explain: bool,
+    ) -> Result<ScheduleResult, ScheduleError> {
+        let n = snapshot.len();
+        if n == 0 {
+            return Err(ScheduleError::NoNodesAvailable);
+        }
+        self.state.clear();
+        let nodes = snapshot.nodes();
+
+        // PreFilter.
+        let mut active: Vec<usize> = Vec::with_capacity(fwk.filters.len());
+        for (i, f) in fwk.filters.iter().enumerate() {
+            let s = f.pre_filter(&mut self.state, pod, snapshot);
+            match s.code {
+                Code::Success => active.push(i),
+                Code::Skip => {}
+                Code::Unschedulable | Code::UnschedulableAndUnresolvable => {
+                    let s = s.with_plugin(f.name());
+                    let node_to_status = nodes
+                        .iter()
+                        .map(|ni| (ni.name.clone(), s.clone()))
+                        .collect();
+                    return Err(ScheduleError::Fit(FitError {
+                        pod: pod.key(),
+                        num_all_nodes: n,
+                        node_to_status,
+                    }));
+                }
+                _ => {
+                    return Err(ScheduleError::Plugin {
+                        plugin: f.name().into(),
+                        message: s.message(),
+                    });
+                }
+            }
+        }
+
+        // Filter, from the rotating start index in NodeTree order.
+        let to_find = num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, n);
+        let order = snapshot.order();
+        let start = self.next_start_node_index % n;
+        self.candidates.clear();
+        self.failed.clear();
+        let mut processed = 0usize;
+        const CHUNK: usize = 256;
+        while processed < n && self.candidates.len() < to_find {
+            let take = CHUNK.min(n - processed);
+            self.chunk.clear();
+            for k in processed..processed + take {
+                self.chunk.push(order[(start + k) % n]);
+            }
+            if fwk.run_all_filters {
+                self.chunk.retain(|&ni| {
+                    let mut merged: Option<Status> = None;
+                    for &fi in &active {
+                        let f = &fwk.filters[fi];
+                        let s = f.filter(&self.state, pod, &nodes[ni as usize]);
+                        if !s.is_success() {
+                            let s = s.with_plugin(f.name());
+                            merged = Some(match merged {
+                                None => s,
+                                Some(mut m) => {
+                                    if s.code == Code::UnschedulableAndUnresolvable {
+                                        m.code = s.code;
+                                    }
+                                    m.reasons.extend(s.reasons);
+                                    m
+                                }
+                            });
+                        }
+                    }
+                    match merged {
+                        None => true,
+                        Some(s) => {
+                            self.failed.push((ni, s));
+                            false
+                        }
+                    }
+                });
+            } else {
+                for &fi in &active {
+                    fwk.filters[fi].filter_nodes(
+                        &self.state,
+                        pod,
+                        nodes,
+                        &mut self.chunk,
+                        &mut self.failed,
+                    );
+                    if self.chunk.is_empty() {
+                        break;
+                    }
+                }
+            }
+            let need = to_find - self.candidates.len();
+            if self.chunk.len() > need {
+                // Stop at the `to_find`-th feasible node: drop what lies beyond it.
+                let last = self.chunk[need - 1];
+                let pos_last = (0..take)
+                    .position(|k| order[(start + processed + k) % n] == last)
+                    .unwrap_or(take - 1);
+                self.chunk.truncate(need);
+                let beyond: Vec<u32> = (pos_last + 1..take)
+                    .map(|k| order[(start + processed + k) % n])
+                    .collect();
+                self.failed.retain(|(ni, _)| !beyond.contains(ni));
+                processed += pos_last + 1;
+                self.candidates.extend_from_slice(&self.chunk);
+                break;
+            }
+            self.candidates.extend_from_slice(&self.chunk);
+            processed += take;
+        }
+        // Keep feasible nodes in search order (the filters preserve order within a chunk).
+        self.next_start_node_index = (start + processed) % n;
+
+        let diagnosis = explain.then(|| {
+            self.failed
+                .iter()
+                .map(|(ni, s)| {
+                    (
+                        nodes[*ni as usize].name.clone(),
+                        s.reasons.iter().map(|r| r.to_string()).collect(),
+                    )
+                })
+                .collect::<BTreeMap<String, Vec<String>>>()
+        });
+
+        if self.candidates.is_empty() {
+            let node_to_status = self
+                .failed
+                .drain(..)
+                .map(|(ni, s)| (nodes[ni as usize].name.clone(), s))
+                .collect();
+            return Err(ScheduleError::Fit(FitError {
+                pod: pod.key(),
+                num_all_nodes: n,
+                node_to_status,
+            }));
+        }
+
+        let feasible = std::mem::take(&mut self.candidates);
+        let result = self.prioritize_and_select(fwk, snapshot, pod, &feasible, explain);
+        self.candidates = feasible;
+        let (chosen, scores) = result?;
+        let node = &nodes[chosen as usize];
+        let gpu_indexes = node.pick_gpus(pod.gpu).unwrap_or_default();
+        Ok(ScheduleResult {
+            node: node.name.clone(),
+            node_index: chosen,
+            evaluated_nodes: self.failed.len() + self.candidates.len(),
+            feasible_nodes: self.candidates.len(),
+            gpu_indexes,
+            scores,
+            diagnosis,
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn prioritize_and_select(
+        &mut self,
+        fwk: &Framework,
+        snapshot: &Snapshot,
+        pod: &PodInfo,
+        feasible: &[u32],
+        explain: bool,
+    ) -> Result<(u32, Option<BTreeMap<String, ScoreBreakdown>>), ScheduleError> {
+        if feasible.len() == 1 && !explain {
+            return Ok((feasible[0], None));
+        }
+        let nodes = snapshot.nodes();
+        let m = feasible.len();
+        self.totals.clear();
+        let mut per_plugin: Vec<Vec<i64>> = Vec::new();
+        if fwk.scores.is_empty() {
+            // "If no priority configs are provided, then all nodes will have a score of one."
+            self.totals.resize(m, 1);
+        } else {
+            self.totals.resize(m, 0);
+            for ws in &fwk.scores {
+                let p = &ws.plugin;
+                let plugin_err = |s: Status| ScheduleError::Plugin {
+                    plugin: p.name().into(),
+                    message: s.message(),
+                };
+                let mode = p
+                    .pre_score(&mut self.state, pod, snapshot, feasible)
+                    .map_err(plugin_err)?;
+                self.plugin_scores.clear();
+                match mode {
+                    ScoreMode::Uniform(v) => self.plugin_scores.resize(m, v),
+                    ScoreMode::PerNode => {
+                        self.plugin_scores.resize(m, 0);
+                        p.score_nodes(&self.state, pod, nodes, feasible, &mut self.plugin_scores)
+                            .map_err(plugin_err)?;
+                        p.normalize_score(&self.state, pod, snapshot, feasible, &mut self.plugin_scores)
+                            .map_err(plugin_err)?;
+                    }
+                }
+                for (t, &s) in self.totals.iter_mut().zip(&self.plugin_scores) {
+                    if !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&s) {
+                        return Err(ScheduleError::Plugin {
+                            plugin: p.name().into(),
+                            message: format!(
+                                "plugin {:?} returns an invalid score {}, it should in the range of [{}, {}] after normalizing",
+                                p.name(),
+                                s,
+                                MIN_NODE_SCORE,
+                                MAX_NODE_SCORE
+                            ),
+                        });
+                    }
+                    *t += s * ws.weight;
+                }
+                if explain {
+                    per_plugin.push(self.plugin_scores.clone());
+                }
+            }
+        }
+
+        let chosen = if feasible.len() == 1 {
+            feasible[0]
+        } else {
+            // selectHost: reservoir sampling among the maximum totals.
+            let mut best = 0usize;
+            let mut max = self.totals[0];
+            let mut cnt = 1u32;
+            for j in 1..m {
+                let s = self.totals[j];
+                if s > max {
+                    max = s;
+                    best = j;
+                    cnt = 1;
+                } else if s == max {
+                    cnt += 1;
+                    if self.rng.random_range(0..cnt) == 0 {
+                        best = j;
+                    }
+                }
+            }
+            feasible[best]
+        };
+
+        let scores = explain.then(|| {
+            feasible
+                .iter()
+                .enumerate()
+                .map(|(j, &ni)| {
+                    (
+                        nodes[ni as usize].name.clone(),
+                        ScoreBreakdown {
+                            total: self.totals[j],
+                            plugins: fwk
+                                .scores
+                                .iter()
+                                .zip(&per_plugin)
+                                .map(|(ws, v)| (ws.display_name.clone(), v[j]))
+                                .collect(),
+                        },
+                    )
+                })
+                .collect()
+        });
+        Ok((chosen, scores))
+    }
+}

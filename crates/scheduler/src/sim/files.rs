@@ -1,0 +1,131 @@
+//! Reading clusters from files: what `kubectl get -o yaml` prints (multi-document YAML, or a
+//! `v1 List`) of Nodes, Pods, Services, ReplicationControllers, ReplicaSets and StatefulSets.
+//! JSON is accepted too (it is YAML).
+
+use std::path::Path;
+
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use serde::Deserialize;
+
+use super::{Cluster, SimError};
+
+fn decode<T: serde::de::DeserializeOwned>(
+    file: &str,
+    doc: usize,
+    kind: &str,
+    value: serde_json::Value,
+) -> Result<T, SimError> {
+    serde_json::from_value(value).map_err(|e| SimError::Decode {
+        file: file.to_string(),
+        document: doc,
+        kind: kind.to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn add_object(
+    cluster: &mut Cluster,
+    file: &str,
+    doc: usize,
+    value: serde_json::Value,
+) -> Result<(), SimError> {
+    let kind = value
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let api_version = value
+        .get("apiVersion")
+        .and_then(|k| k.as_str())
+        .unwrap_or_default()
+        .to_string();
+    match (api_version.as_str(), kind.as_str()) {
+        ("v1", "List") | (_, "NodeList") | (_, "PodList") | (_, "ServiceList")
+        | (_, "ReplicationControllerList") | (_, "ReplicaSetList") | (_, "StatefulSetList") => {
+            let items = value
+                .get("items")
+                .and_then(|i| i.as_array())
+                .cloned()
+                .unwrap_or_default();
+            let item_kind = kind.strip_suffix("List").unwrap_or("").to_string();
+            for mut item in items {
+                // Typed lists omit kind/apiVersion on their items.
+                if let (Some(obj), false) = (item.as_object_mut(), item_kind.is_empty()) {
+                    obj.entry("kind").or_insert_with(|| item_kind.clone().into());
+                    let av = if matches!(item_kind.as_str(), "ReplicaSet" | "StatefulSet") {
+                        "apps/v1"
+                    } else {
+                        "v1"
+                    };
+                    obj.entry("apiVersion").or_insert_with(|| av.into());
+                }
+                add_object(cluster, file, doc, item)?;
+            }
+        }
+        ("v1", "Node") => cluster.nodes.push(decode(file, doc, &kind, value)?),
+        ("v1", "Pod") => cluster.pods.push(decode::<core::Pod>(file, doc, &kind, value)?),
+        ("v1", "Service") => cluster.services.push(decode(file, doc, &kind, value)?),
+        ("v1", "ReplicationController") => cluster
+            .replication_controllers
+            .push(decode(file, doc, &kind, value)?),
+        ("apps/v1", "ReplicaSet") => cluster
+            .replica_sets
+            .push(decode::<apps::ReplicaSet>(file, doc, &kind, value)?),
+        ("apps/v1", "StatefulSet") => cluster
+            .stateful_sets
+            .push(decode::<apps::StatefulSet>(file, doc, &kind, value)?),
+        ("", "") => {
+            return Err(SimError::Decode {
+                file: file.to_string(),
+                document: doc,
+                kind: String::new(),
+                message: "object has no apiVersion and kind".into(),
+            });
+        }
+        _ => cluster.warnings.push(format!(
+            "{file}: document {doc}: ignoring {api_version} {kind} (simulate reads Nodes, Pods, Services, ReplicationControllers, ReplicaSets and StatefulSets)"
+        )),
+    }
+    Ok(())
+}
+
+/// Parse cluster objects from `text` (read from `file`, used in messages) into `cluster`.
+///
+/// # Errors
+/// [`SimError::Yaml`] with line and column for malformed YAML, [`SimError::Decode`] naming the
+/// document and kind for an object that does not decode.
+pub fn parse_cluster_text(cluster: &mut Cluster, file: &str, text: &str) -> Result<(), SimError> {
+    for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
+        let doc = i + 1;
+        let value = serde_yaml::Value::deserialize(de).map_err(|e| SimError::Yaml {
+            file: file.to_string(),
+            line: e.location().map_or(0, |l| l.line()),
+            column: e.location().map_or(0, |l| l.column()),
+            message: e.to_string(),
+        })?;
+        if value.is_null() {
+            continue;
+        }
+        let json = serde_json::to_value(&value).map_err(|e| SimError::Decode {
+            file: file.to_string(),
+            document: doc,
+            kind: String::new(),
+            message: e.to_string(),
+        })?;
+        add_object(cluster, file, doc, json)?;
+    }
+    Ok(())
+}
+
+/// Read one cluster file into `cluster`.
+///
+/// # Errors
+/// [`SimError::Read`] when the file cannot be read, else as [`parse_cluster_text`].
+pub fn read_cluster_file(cluster: &mut Cluster, path: &Path) -> Result<(), SimError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SimError::Read {
+        file: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse_cluster_text(cluster, &path.display().to_string(), &text)
+}

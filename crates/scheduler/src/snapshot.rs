@@ -1,0 +1,329 @@
+//! [`Snapshot`]: the cluster state one scheduling cycle reads — every [`NodeInfo`] in
+//! kube-scheduler's zone-interleaved order, plus the Services, ReplicationControllers,
+//! ReplicaSets and StatefulSets that spreading needs.
+//!
+//! Node order follows `pkg/scheduler/internal/cache/node_tree.go` (v1.22): nodes are grouped by
+//! zone (zones in order of first appearance, nodes in insertion order inside a zone) and listed
+//! round-robin across zones, so a partial search (`percentageOfNodesToScore`) samples every zone.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+
+use crate::framework::types::{NodeInfo, PodInfo};
+use crate::labels::LabelSelector;
+
+/// A Service's selector, as spreading uses it.
+#[derive(Debug, Clone)]
+struct ServiceSelector {
+    namespace: String,
+    name: String,
+    /// `None` selects nothing ("services with nil selectors match nothing, not everything").
+    selector: Option<BTreeMap<String, String>>,
+}
+
+/// Why a node or pod could not be added to a [`Snapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// A node with this name is already present.
+    #[error("node {0} already exists")]
+    DuplicateNode(String),
+    /// The pod names a node that is not in the snapshot.
+    #[error("pod {pod} is assigned to unknown node {node}")]
+    UnknownNode {
+        /// `namespace/name`.
+        pod: String,
+        /// `spec.nodeName`.
+        node: String,
+    },
+}
+
+/// The cluster state for scheduling cycles.
+#[derive(Debug, Default, Clone)]
+pub struct Snapshot {
+    nodes: Vec<NodeInfo>,
+    index: HashMap<String, u32>,
+    zones: Vec<(String, Vec<u32>)>,
+    order: Vec<u32>,
+    services: Vec<ServiceSelector>,
+    rcs: HashMap<(String, String), BTreeMap<String, String>>,
+    rss: HashMap<(String, String), LabelSelector>,
+    sss: HashMap<(String, String), LabelSelector>,
+}
+
+impl Snapshot {
+    /// An empty snapshot.
+    pub fn new() -> Snapshot {
+        Snapshot::default()
+    }
+
+    /// All nodes, indexed by the `u32` indexes that [`Snapshot::order`] and the plugins use.
+    pub fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+
+    /// Node indexes in NodeTree order.
+    pub fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The index of node `name`.
+    pub fn node_index(&self, name: &str) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    /// The node called `name`.
+    pub fn node(&self, name: &str) -> Option<&NodeInfo> {
+        self.node_index(name).map(|i| &self.nodes[i as usize])
+    }
+
+    fn rebuild_order(&mut self) {
+        self.order.clear();
+        let mut i = 0;
+        loop {
+            let mut any = false;
+            for (_, members) in &self.zones {
+                if let Some(&n) = members.get(i) {
+                    self.order.push(n);
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+            i += 1;
+        }
+    }
+
+    /// Add a node (no pods yet).
+    ///
+    /// # Errors
+    /// [`SnapshotError::DuplicateNode`] when the name is taken.
+    pub fn add_node(&mut self, node: NodeInfo) -> Result<(), SnapshotError> {
+        if self.index.contains_key(&node.name) {
+            return Err(SnapshotError::DuplicateNode(node.name));
+        }
+        let idx = self.nodes.len() as u32;
+        self.index.insert(node.name.clone(), idx);
+        match self.zones.iter_mut().find(|(z, _)| *z == node.zone) {
+            Some((_, members)) => members.push(idx),
+            None => self.zones.push((node.zone.clone(), vec![idx])),
+        }
+        self.nodes.push(node);
+        self.rebuild_order();
+        Ok(())
+    }
+
+    /// Replace a node's object (labels, taints, allocatable...) keeping its pods; adds it when
+    /// absent. Pods are re-accounted against the new allocatable.
+    pub fn update_node(&mut self, mut node: NodeInfo) {
+        let Some(i) = self.node_index(&node.name) else {
+            // A fresh name cannot collide.
+            let _ = self.add_node(node);
+            return;
+        };
+        let old = &mut self.nodes[i as usize];
+        let pods = std::mem::take(&mut old.pods);
+        let assignments = std::mem::take(&mut old.gpu_assignments);
+        for p in pods {
+            let idx = assignments.get(&p.key()).cloned();
+            node.add_pod(p, idx);
+        }
+        let zone_changed = old.zone != node.zone;
+        *old = node;
+        if zone_changed {
+            self.rebuild_zones();
+        }
+    }
+
+    fn rebuild_zones(&mut self) {
+        self.zones.clear();
+        for (i, n) in self.nodes.iter().enumerate() {
+            match self.zones.iter_mut().find(|(z, _)| *z == n.zone) {
+                Some((_, m)) => m.push(i as u32),
+                None => self.zones.push((n.zone.clone(), vec![i as u32])),
+            }
+        }
+        self.rebuild_order();
+    }
+
+    /// Remove a node and its pods. Returns the removed NodeInfo.
+    pub fn remove_node(&mut self, name: &str) -> Option<NodeInfo> {
+        let i = self.index.remove(name)? as usize;
+        let removed = self.nodes.swap_remove(i);
+        if i < self.nodes.len() {
+            let moved = self.nodes[i].name.clone();
+            self.index.insert(moved, i as u32);
+        }
+        self.rebuild_zones();
+        Some(removed)
+    }
+
+    /// Account a pod on the node named in its `spec.nodeName` (or `node` when given, for an
+    /// assumed pod), with GPU devices `gpu_indexes` when known.
+    ///
+    /// # Errors
+    /// [`SnapshotError::UnknownNode`] when the node is not in the snapshot.
+    pub fn add_pod(
+        &mut self,
+        pod: Arc<PodInfo>,
+        node: Option<&str>,
+        gpu_indexes: Option<Vec<u32>>,
+    ) -> Result<(), SnapshotError> {
+        let node_name = node.unwrap_or(&pod.node_name).to_string();
+        let i = self
+            .node_index(&node_name)
+            .ok_or_else(|| SnapshotError::UnknownNode {
+                pod: pod.key(),
+                node: node_name.clone(),
+            })?;
+        self.nodes[i as usize].add_pod(pod, gpu_indexes);
+        Ok(())
+    }
+
+    /// Remove a pod from `node`. Returns false when it was not there.
+    pub fn remove_pod(&mut self, node: &str, namespace: &str, name: &str) -> bool {
+        match self.node_index(node) {
+            Some(i) => self.nodes[i as usize].remove_pod(namespace, name),
+            None => false,
+        }
+    }
+
+    /// Add or replace a Service.
+    pub fn upsert_service(&mut self, svc: &core::Service) {
+        let namespace = svc.metadata.namespace.clone().unwrap_or_else(|| "default".into());
+        let name = svc.metadata.name.clone().unwrap_or_default();
+        self.services
+            .retain(|s| !(s.namespace == namespace && s.name == name));
+        self.services.push(ServiceSelector {
+            namespace,
+            name,
+            selector: svc.spec.as_ref().and_then(|s| s.selector.clone()),
+        });
+    }
+
+    /// Remove a Service.
+    pub fn remove_service(&mut self, namespace: &str, name: &str) {
+        self.services
+            .retain(|s| !(s.namespace == namespace && s.name == name));
+    }
+
+    /// Add or replace a ReplicationController.
+    pub fn upsert_replication_controller(&mut self, rc: &core::ReplicationController) {
+        let key = ns_name(&rc.metadata);
+        let sel = rc
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.clone())
+            .unwrap_or_default();
+        self.rcs.insert(key, sel);
+    }
+
+    /// Remove a ReplicationController.
+    pub fn remove_replication_controller(&mut self, namespace: &str, name: &str) {
+        self.rcs.remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// Add or replace a ReplicaSet. A selector that does not compile selects nothing.
+    pub fn upsert_replica_set(&mut self, rs: &apps::ReplicaSet) {
+        let key = ns_name(&rs.metadata);
+        match LabelSelector::from_label_selector(&rs.spec.selector) {
+            Ok(sel) => {
+                self.rss.insert(key, sel);
+            }
+            Err(_) => {
+                self.rss.remove(&key);
+            }
+        }
+    }
+
+    /// Remove a ReplicaSet.
+    pub fn remove_replica_set(&mut self, namespace: &str, name: &str) {
+        self.rss.remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// Add or replace a StatefulSet. A selector that does not compile selects nothing.
+    pub fn upsert_stateful_set(&mut self, ss: &apps::StatefulSet) {
+        let key = ns_name(&ss.metadata);
+        match LabelSelector::from_label_selector(&ss.spec.selector) {
+            Ok(sel) => {
+                self.sss.insert(key, sel);
+            }
+            Err(_) => {
+                self.sss.remove(&key);
+            }
+        }
+    }
+
+    /// Remove a StatefulSet.
+    pub fn remove_stateful_set(&mut self, namespace: &str, name: &str) {
+        self.sss.remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// `helper.DefaultSelector` (v1.22): the union of the selectors of the Services selecting
+    /// the pod, and of its controlling ReplicationController, ReplicaSet or StatefulSet (found
+    /// through the pod's controller ownerReference). Empty when nothing selects the pod.
+    pub fn default_selector(&self, pod: &PodInfo) -> LabelSelector {
+        let mut label_set: BTreeMap<String, String> = BTreeMap::new();
+        for s in &self.services {
+            if s.namespace != pod.namespace {
+                continue;
+            }
+            let Some(sel) = &s.selector else { continue };
+            if LabelSelector::from_map(sel).matches(&pod.labels) {
+                label_set.extend(sel.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        let mut selector = LabelSelector::from_map(&label_set);
+        let owner = pod
+            .pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true));
+        let Some(owner) = owner else {
+            return selector;
+        };
+        let key = (pod.namespace.clone(), owner.name.clone());
+        match (owner.api_version.as_str(), owner.kind.as_str()) {
+            ("v1", "ReplicationController") => {
+                if let Some(rc) = self.rcs.get(&key) {
+                    label_set.extend(rc.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    selector = LabelSelector::from_map(&label_set);
+                }
+            }
+            ("apps/v1", "ReplicaSet") => {
+                if let Some(rs) = self.rss.get(&key) {
+                    selector.requirements.extend(rs.requirements.iter().cloned());
+                }
+            }
+            ("apps/v1", "StatefulSet") => {
+                if let Some(ss) = self.sss.get(&key) {
+                    selector.requirements.extend(ss.requirements.iter().cloned());
+                }
+            }
+            _ => {}
+        }
+        selector
+    }
+}
+
+fn ns_name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> (String, String) {
+    (
+        meta.namespace.clone().unwrap_or_else(|| "default".into()),
+        meta.name.clone().unwrap_or_default(),
+    )
+}

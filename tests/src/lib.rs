@@ -1,0 +1,1 @@
+//! Test support for mini-scheduler's cross-crate tests.
