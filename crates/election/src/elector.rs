@@ -95,6 +95,9 @@ impl ElectionOutcome {
     }
 }
 
+/// Conflicting release attempts before giving up.
+const RELEASE_ATTEMPTS: usize = 5;
+
 enum RenewError {
     Transient(LockError),
     Lost(LossReason),
@@ -566,7 +569,9 @@ impl<L: Lock> LeaderElector<L> {
     }
 
     async fn release_inner(&mut self) -> bool {
-        loop {
+        // client-go retries on conflict until its timeout; we also cap the attempts so a writer
+        // that keeps touching the Lease cannot keep us spinning.
+        for _ in 0..RELEASE_ATTEMPTS {
             let lease = match self.call(LockOp::Get, self.lock.get()).await {
                 Ok(lease) => lease,
                 Err(e) if e.is_not_found() => {
@@ -602,6 +607,8 @@ impl<L: Lock> LeaderElector<L> {
                 }
             }
         }
+        warn!(lease = %self.desc, "failed to release lease {}: conflicts on every attempt", self.desc);
+        false
     }
 }
 

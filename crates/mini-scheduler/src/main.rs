@@ -126,7 +126,7 @@ fn policy_check(file: &PathBuf) -> ExitCode {
     match load_policy_or_exit(Some(file)) {
         Ok(l) => {
             println!("{}: valid", file.display());
-            print!("{}", l.resolved);
+            println!("{}", l.resolved);
             ExitCode::SUCCESS
         }
         Err(code) => code,

@@ -4,7 +4,8 @@
 //! Semantics follow `k8s.io/apimachinery/pkg/labels/selector.go` (label requirements) and
 //! `k8s.io/component-helpers/scheduling/corev1/nodeaffinity` (node selector terms: terms are
 //! ORed, the expressions of one term ANDed, an empty term or an empty term list matches nothing,
-//! `matchFields` supports only `metadata.name`).
+//! `matchFields` supports only `metadata.name`; a term whose expressions do not parse, e.g. an
+//! invalid label key or value as `labels.NewRequirement` checks them, matches nothing).
 
 use std::collections::BTreeMap;
 
@@ -49,7 +50,9 @@ impl Requirement {
     pub fn matches(&self, labels: &Labels) -> bool {
         let v = labels.get(&self.key);
         match self.op {
-            Operator::Equals | Operator::In => v.is_some_and(|v| self.values.iter().any(|x| x == v)),
+            Operator::Equals | Operator::In => {
+                v.is_some_and(|v| self.values.iter().any(|x| x == v))
+            }
             Operator::NotIn => v.is_none_or(|v| !self.values.iter().any(|x| x == v)),
             Operator::Exists => v.is_some(),
             Operator::DoesNotExist => v.is_none(),
@@ -101,7 +104,8 @@ impl LabelSelector {
     pub fn from_label_selector(sel: &meta::LabelSelector) -> Result<Self, String> {
         let mut out = LabelSelector::default();
         if let Some(ml) = &sel.match_labels {
-            out.requirements.extend(LabelSelector::from_map(ml).requirements);
+            out.requirements
+                .extend(LabelSelector::from_map(ml).requirements);
         }
         for e in sel.match_expressions.iter().flatten() {
             let op = match e.operator.as_str() {
@@ -174,7 +178,16 @@ fn compile_requirement(r: &core::NodeSelectorRequirement, fields: bool) -> Optio
     if !valid {
         return None;
     }
-    if fields && (r.key != "metadata.name" || !matches!(op, Operator::In | Operator::NotIn)) {
+    // `matchFields` accepts only `metadata.name` with `In`/`NotIn` and exactly one value.
+    if fields
+        && (r.key != "metadata.name"
+            || !matches!(op, Operator::In | Operator::NotIn)
+            || values.len() != 1)
+    {
+        return None;
+    }
+    // `labels.NewRequirement` validates the key and every value of a label expression.
+    if !fields && (!is_qualified_name(&r.key) || !values.iter().all(|v| is_valid_label_value(v))) {
         return None;
     }
     Some(Requirement {
@@ -182,6 +195,50 @@ fn compile_requirement(r: &core::NodeSelectorRequirement, fields: bool) -> Optio
         op,
         values,
     })
+}
+
+/// One name part of a qualified name or a non-empty label value: at most 63 characters of
+/// `[A-Za-z0-9._-]`, starting and ending with an alphanumeric character.
+fn is_qualified_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `validation.IsDNS1123Subdomain`: at most 253 characters, dot-separated labels of
+/// `[a-z0-9-]` that start and end with `[a-z0-9]`.
+fn is_dns1123_subdomain(s: &str) -> bool {
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|l| {
+            let b = l.as_bytes();
+            !b.is_empty()
+                && alnum(&b[0])
+                && alnum(&b[b.len() - 1])
+                && b.iter().all(|c| alnum(c) || *c == b'-')
+        })
+}
+
+/// `validation.IsQualifiedName` (label keys): a name part with an optional DNS-subdomain
+/// prefix and `/`.
+pub fn is_qualified_name(key: &str) -> bool {
+    match key.split_once('/') {
+        None => is_qualified_name_part(key),
+        Some((prefix, name)) => {
+            is_dns1123_subdomain(prefix) && !name.contains('/') && is_qualified_name_part(name)
+        }
+    }
+}
+
+/// `validation.IsValidLabelValue`: empty, or a name part (at most 63 characters of
+/// `[A-Za-z0-9._-]`, alphanumeric at both ends).
+pub fn is_valid_label_value(value: &str) -> bool {
+    value.is_empty() || is_qualified_name_part(value)
 }
 
 impl NodeSelector {
@@ -227,7 +284,11 @@ impl NodeSelector {
                 && t.expressions.iter().all(|r| r.matches(labels))
                 && t.fields.iter().all(|r| {
                     let in_set = r.values.iter().any(|v| v == name);
-                    if r.op == Operator::In { in_set } else { !in_set }
+                    if r.op == Operator::In {
+                        in_set
+                    } else {
+                        !in_set
+                    }
                 })
         })
     }
@@ -261,7 +322,10 @@ mod tests {
         let sel = NodeSelector::compile(&core::NodeSelector {
             node_selector_terms: vec![
                 core::NodeSelectorTerm {
-                    match_expressions: Some(vec![req("foo", "In", &["bar"]), req("n", "Gt", &["5"])]),
+                    match_expressions: Some(vec![
+                        req("foo", "In", &["bar"]),
+                        req("n", "Gt", &["5"]),
+                    ]),
                     match_fields: None,
                 },
                 core::NodeSelectorTerm {
@@ -300,6 +364,34 @@ mod tests {
         });
         assert!(bad.matches("a", &labels(&[("a", "1")])));
         assert!(!bad.matches("a", &labels(&[("n", "9")])));
+    }
+
+    #[test]
+    fn label_keys_and_values_are_validated_like_new_requirement() {
+        for key in [
+            "foo",
+            "GPU",
+            "kubernetes.io/hostname",
+            "topology.kubernetes.io/zone",
+            "alibabacloud.com/gpu-card-model",
+        ] {
+            assert!(is_qualified_name(key), "{key}");
+        }
+        for key in ["", "/a", "a/", "a/b/c", "Example.com/a", "-a", "a b"] {
+            assert!(!is_qualified_name(key), "{key}");
+        }
+        assert!(is_valid_label_value(""));
+        assert!(is_valid_label_value("0204"));
+        assert!(!is_valid_label_value("invalid value: ___@#$%^"));
+        assert!(!is_valid_label_value(&"a".repeat(64)));
+        // A term with an invalid value fails to parse and matches nothing.
+        let sel = NodeSelector::compile(&core::NodeSelector {
+            node_selector_terms: vec![core::NodeSelectorTerm {
+                match_expressions: Some(vec![req("foo", "NotIn", &["bad value"])]),
+                match_fields: None,
+            }],
+        });
+        assert!(!sel.matches("a", &labels(&[("foo", "bar")])));
     }
 
     #[test]

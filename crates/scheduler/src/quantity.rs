@@ -12,7 +12,9 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum QuantityError {
     /// The text does not follow the quantity grammar.
-    #[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {0:?}")]
+    #[error(
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {0:?}"
+    )]
     Syntax(String),
     /// The value does not fit in a signed 64-bit integer at the requested scale.
     #[error("quantity {0:?} is too large")]

@@ -29,7 +29,10 @@ pub const DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE: i32 = 0;
 
 /// `numFeasibleNodesToFind`: how many feasible nodes to look for among `num_all_nodes`, given
 /// `percentageOfNodesToScore` (0 = adaptive `50 - n/125`, at least 5%; ≥ 100 = all nodes).
-pub fn num_feasible_nodes_to_find(percentage_of_nodes_to_score: i32, num_all_nodes: usize) -> usize {
+pub fn num_feasible_nodes_to_find(
+    percentage_of_nodes_to_score: i32,
+    num_all_nodes: usize,
+) -> usize {
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND || percentage_of_nodes_to_score >= 100 {
         return num_all_nodes;
     }
@@ -137,6 +140,7 @@ pub struct Algorithm {
     chunk: Vec<u32>,
     totals: Vec<i64>,
     plugin_scores: Vec<i64>,
+    active: Vec<usize>,
     state: CycleState,
 }
 
@@ -152,6 +156,7 @@ impl Algorithm {
             chunk: Vec::new(),
             totals: Vec::new(),
             plugin_scores: Vec::new(),
+            active: Vec::new(),
             state: CycleState::new(),
         }
     }
@@ -177,7 +182,8 @@ impl Algorithm {
         let nodes = snapshot.nodes();
 
         // PreFilter.
-        let mut active: Vec<usize> = Vec::with_capacity(fwk.filters.len());
+        let mut active = std::mem::take(&mut self.active);
+        active.clear();
         for (i, f) in fwk.filters.iter().enumerate() {
             let s = f.pre_filter(&mut self.state, pod, snapshot);
             match s.code {
@@ -215,8 +221,16 @@ impl Algorithm {
         while processed < n && self.candidates.len() < to_find {
             let take = CHUNK.min(n - processed);
             self.chunk.clear();
-            for k in processed..processed + take {
-                self.chunk.push(order[(start + k) % n]);
+            // The rotated order without a division per node: [start.., ..start].
+            let from = start + processed;
+            if from >= n {
+                self.chunk
+                    .extend_from_slice(&order[from - n..from - n + take]);
+            } else if from + take <= n {
+                self.chunk.extend_from_slice(&order[from..from + take]);
+            } else {
+                self.chunk.extend_from_slice(&order[from..]);
+                self.chunk.extend_from_slice(&order[..from + take - n]);
             }
             if fwk.run_all_filters {
                 self.chunk.retain(|&ni| {
@@ -251,7 +265,7 @@ impl Algorithm {
                     fwk.filters[fi].filter_nodes(
                         &self.state,
                         pod,
-                        nodes,
+                        snapshot,
                         &mut self.chunk,
                         &mut self.failed,
                     );
@@ -279,8 +293,9 @@ impl Algorithm {
             self.candidates.extend_from_slice(&self.chunk);
             processed += take;
         }
-        // Keep feasible nodes in search order (the filters preserve order within a chunk).
+        // Feasible nodes are in search order (the filters preserve order within a chunk).
         self.next_start_node_index = (start + processed) % n;
+        self.active = active;
 
         let diagnosis = explain.then(|| {
             self.failed
@@ -359,10 +374,22 @@ impl Algorithm {
                     ScoreMode::Uniform(v) => self.plugin_scores.resize(m, v),
                     ScoreMode::PerNode => {
                         self.plugin_scores.resize(m, 0);
-                        p.score_nodes(&self.state, pod, nodes, feasible, &mut self.plugin_scores)
-                            .map_err(plugin_err)?;
-                        p.normalize_score(&self.state, pod, snapshot, feasible, &mut self.plugin_scores)
-                            .map_err(plugin_err)?;
+                        p.score_nodes(
+                            &self.state,
+                            pod,
+                            snapshot,
+                            feasible,
+                            &mut self.plugin_scores,
+                        )
+                        .map_err(plugin_err)?;
+                        p.normalize_score(
+                            &self.state,
+                            pod,
+                            snapshot,
+                            feasible,
+                            &mut self.plugin_scores,
+                        )
+                        .map_err(plugin_err)?;
                     }
                 }
                 for (t, &s) in self.totals.iter_mut().zip(&self.plugin_scores) {
@@ -389,23 +416,31 @@ impl Algorithm {
         let chosen = if feasible.len() == 1 {
             feasible[0]
         } else {
-            // selectHost: reservoir sampling among the maximum totals.
-            let mut best = 0usize;
-            let mut max = self.totals[0];
-            let mut cnt = 1u32;
-            for j in 1..m {
-                let s = self.totals[j];
-                if s > max {
-                    max = s;
-                    best = j;
-                    cnt = 1;
-                } else if s == max {
-                    cnt += 1;
-                    if self.rng.random_range(0..cnt) == 0 {
-                        best = j;
-                    }
+            // selectHost: a uniform choice among the nodes with the top total. Upstream does
+            // it by reservoir sampling (one random draw per tie); drawing once the rank among
+            // the ties gives the same distribution for a fraction of the cost.
+            let mut max = i64::MIN;
+            let mut ties = 0usize;
+            for &t in &self.totals {
+                if t > max {
+                    max = t;
+                    ties = 1;
+                } else if t == max {
+                    ties += 1;
                 }
             }
+            let pick = if ties > 1 {
+                self.rng.random_range(0..ties)
+            } else {
+                0
+            };
+            let best = self
+                .totals
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| **t == max)
+                .nth(pick)
+                .map_or(0, |(j, _)| j);
             feasible[best]
         };
 
@@ -430,5 +465,233 @@ impl Algorithm {
                 .collect()
         });
         Ok((chosen, scores))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::framework::plugins::testutil::{node, pod, snapshot};
+    use crate::framework::plugins::{NodePorts, NodeResourcesFit, node_ports};
+
+    /// Upstream `kubernetes/kubernetes` `pkg/scheduler/core/generic_scheduler_test.go`,
+    /// `TestNumFeasibleNodesToFind` (v1.22: `g.numFeasibleNodesToFind(numAllNodes)` on a
+    /// `genericScheduler{percentageOfNodesToScore}`). Table read from index id 10260167 (a post-1.24
+    /// `schedule_one_test.go`-style copy) and identical in older copies (ids 53190816046,
+    /// 8381068759, 1288678901, 55511566435). The names say "50" but the threshold is
+    /// `minFeasibleNodesToFind` = 100.
+    #[test]
+    fn test_num_feasible_nodes_to_find() {
+        struct Case {
+            name: &'static str,
+            percentage_of_nodes_to_score: i32,
+            num_all_nodes: usize,
+            want_num_nodes: usize,
+        }
+        let cases = vec![
+            Case {
+                name: "not set percentageOfNodesToScore and nodes number not more than 50",
+                percentage_of_nodes_to_score: DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
+                num_all_nodes: 10,
+                want_num_nodes: 10,
+            },
+            Case {
+                name: "set percentageOfNodesToScore and nodes number not more than 50",
+                percentage_of_nodes_to_score: 40,
+                num_all_nodes: 10,
+                want_num_nodes: 10,
+            },
+            Case {
+                // 50 - 1000/125 = 42% of 1000.
+                name: "not set percentageOfNodesToScore and nodes number more than 50",
+                percentage_of_nodes_to_score: 0,
+                num_all_nodes: 1000,
+                want_num_nodes: 420,
+            },
+            Case {
+                name: "set percentageOfNodesToScore and nodes number more than 50",
+                percentage_of_nodes_to_score: 40,
+                num_all_nodes: 1000,
+                want_num_nodes: 400,
+            },
+            Case {
+                // 50 - 6000/125 = 2%, clamped to 5% of 6000.
+                name: "not set percentageOfNodesToScore and nodes number more than 50*125",
+                percentage_of_nodes_to_score: 0,
+                num_all_nodes: 6000,
+                want_num_nodes: 300,
+            },
+            Case {
+                name: "set percentageOfNodesToScore and nodes number more than 50*125",
+                percentage_of_nodes_to_score: 40,
+                num_all_nodes: 6000,
+                want_num_nodes: 2400,
+            },
+        ];
+        for c in cases {
+            assert_eq!(
+                num_feasible_nodes_to_find(c.percentage_of_nodes_to_score, c.num_all_nodes),
+                c.want_num_nodes,
+                "{}",
+                c.name
+            );
+        }
+    }
+
+    fn fit_error(num_all_nodes: usize, statuses: &[(&str, Status)]) -> FitError {
+        FitError {
+            pod: "default/p".into(),
+            num_all_nodes,
+            node_to_status: statuses
+                .iter()
+                .map(|(n, s)| (n.to_string(), s.clone()))
+                .collect(),
+        }
+    }
+
+    fn unschedulable(reasons: &[&'static str]) -> Status {
+        Status {
+            code: Code::Unschedulable,
+            reasons: reasons.iter().map(|r| (*r).into()).collect(),
+            plugin: "",
+        }
+    }
+
+    fn schedule_err(fwk: &Framework, snap: &Snapshot, p: &PodInfo) -> FitError {
+        match Algorithm::new(0, 1).schedule(fwk, snap, p, false) {
+            Err(ScheduleError::Fit(e)) => e,
+            other => panic!("expected a FitError, got {other:?}"),
+        }
+    }
+
+    /// The `FitError.Error()` message (`0/%v nodes are available: %v.`, reasons counted per
+    /// node status and sorted as whole `"COUNT REASON"` strings) as v1.22 builds it, from
+    /// `generic-scheduler.md` (format read from v1.19–v1.21 `core.FitError` and post-1.22
+    /// `framework.FitError`; the post-1.22 `PostFilterMsg` suffix is not part of v1.22). Cases:
+    /// - `scheduler_test.go` `TestSchedulerFailedSchedulingReasons` (v1.22 era; 100 nodes with
+    ///   cpu 2 / memory 100 / pods 10, pod asking cpu 4 / memory 500; the node count was recalled
+    ///   in the note, not re-verified): every node fails NodeResourcesFit with both reasons, and
+    ///   the message stays within 150 characters;
+    /// - `TestSchedulerNoPhantomPodAfterDelete` (v1.22 shape): one node, NodePorts conflict;
+    /// - `makePredicateError` format (`"0/1 nodes are available: %v."`) with the VolumeBinding
+    ///   reason of `TestSchedulerWithVolumeBinding` (format only);
+    /// - derived from the `Error()` source, not an upstream row: lexicographic order of the
+    ///   `"COUNT REASON"` strings, one count per reason of multi-reason statuses, and
+    ///   `NumAllNodes` counting every node, not only the failed ones;
+    /// - `ErrNoNodesAvailable` text.
+    #[test]
+    fn test_fit_error_message() {
+        // TestSchedulerFailedSchedulingReasons.
+        let nodes: Vec<_> = (0..100)
+            .map(|i| {
+                let r = [("cpu", "2"), ("memory", "100"), ("pods", "10")];
+                node(&format!("machine{i}")).capacity(&r).allocatable(&r)
+            })
+            .collect();
+        let snap = snapshot(nodes, &[]);
+        let fwk = Framework {
+            filters: vec![Box::new(NodeResourcesFit::default())],
+            scores: vec![],
+            run_all_filters: false,
+        };
+        let p = pod("p")
+            .container(&[("cpu", "4"), ("memory", "500")])
+            .info();
+        let err = schedule_err(&fwk, &snap, &p);
+        assert_eq!(err.num_all_nodes, 100);
+        assert_eq!(err.node_to_status.len(), 100);
+        for (n, s) in &err.node_to_status {
+            assert_eq!(s.code, Code::Unschedulable, "{n}");
+            assert_eq!(
+                s.reasons,
+                ["Insufficient cpu", "Insufficient memory"],
+                "{n}"
+            );
+            assert_eq!(s.plugin, "NodeResourcesFit", "{n}");
+        }
+        let msg = err.to_string();
+        assert_eq!(
+            msg,
+            "0/100 nodes are available: 100 Insufficient cpu, 100 Insufficient memory."
+        );
+        assert!(
+            msg.len() <= 150,
+            "message is too spammy: {} chars",
+            msg.len()
+        );
+
+        // TestSchedulerNoPhantomPodAfterDelete: the port is taken by a pod on the only node.
+        let mut snap = snapshot(vec![node("machine1")], &[]);
+        let existing = pod("existing")
+            .node("machine1")
+            .host_port("", "TCP", 8080)
+            .info();
+        snap.add_pod(Arc::new(existing), None, None).unwrap();
+        let fwk = Framework {
+            filters: vec![Box::new(NodePorts)],
+            scores: vec![],
+            run_all_filters: false,
+        };
+        let p = pod("p").host_port("", "TCP", 8080).info();
+        let err = schedule_err(&fwk, &snap, &p);
+        assert_eq!(err.node_to_status["machine1"].plugin, node_ports::NAME);
+        assert_eq!(
+            err.to_string(),
+            "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."
+        );
+
+        // makePredicateError(failReason) format.
+        let err = fit_error(
+            1,
+            &[(
+                "machine1",
+                unschedulable(&["node(s) had volume node affinity conflict"]),
+            )],
+        );
+        assert_eq!(
+            err.to_string(),
+            "0/1 nodes are available: 1 node(s) had volume node affinity conflict."
+        );
+
+        // Derived from FitError.Error(): "10 ..." sorts before "2 ..." and "9 ..."; a node with
+        // two reasons counts once for each; NumAllNodes is every node (25), not the 21 failed.
+        let mut statuses = Vec::new();
+        for i in 0..10 {
+            statuses.push((format!("mem{i}"), unschedulable(&["Insufficient memory"])));
+        }
+        for i in 0..2 {
+            statuses.push((
+                format!("both{i}"),
+                unschedulable(&["Insufficient cpu", "Insufficient memory"]),
+            ));
+        }
+        for i in 0..9 {
+            statuses.push((
+                format!("affinity{i}"),
+                Status::new(
+                    Code::UnschedulableAndUnresolvable,
+                    "node(s) didn't match Pod's node affinity/selector",
+                ),
+            ));
+        }
+        let statuses: Vec<(&str, Status)> = statuses
+            .iter()
+            .map(|(n, s)| (n.as_str(), s.clone()))
+            .collect();
+        assert_eq!(
+            fit_error(25, &statuses).to_string(),
+            "0/25 nodes are available: 12 Insufficient memory, 2 Insufficient cpu, \
+             9 node(s) didn't match Pod's node affinity/selector."
+        );
+
+        // ErrNoNodesAvailable.
+        assert_eq!(
+            ScheduleError::NoNodesAvailable.to_string(),
+            "no nodes available to schedule pods"
+        );
     }
 }

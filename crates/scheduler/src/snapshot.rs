@@ -40,10 +40,74 @@ pub enum SnapshotError {
     },
 }
 
+/// The per-node numbers every scheduling cycle reads for every node, packed in one cache line
+/// so a cycle over 5,000 nodes streams 320 KiB instead of chasing each [`NodeInfo`]. Kept equal to
+/// the NodeInfo it summarises by every [`Snapshot`] mutation ([`NodeHot::of`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct NodeHot {
+    /// Allocatable cpu, millicores.
+    pub alloc_milli_cpu: i64,
+    /// Allocatable memory, bytes.
+    pub alloc_memory: i64,
+    /// Requested cpu (fit accounting), millicores.
+    pub req_milli_cpu: i64,
+    /// Requested memory (fit accounting), bytes.
+    pub req_memory: i64,
+    /// Non-zero requested cpu (scoring), millicores.
+    pub nz_milli_cpu: i64,
+    /// Non-zero requested memory (scoring), bytes.
+    pub nz_memory: i64,
+    /// Allocatable pod count.
+    pub alloc_pods: i64,
+    /// Pods on the node.
+    pub pod_count: u32,
+    /// [`NodeHot::UNSCHEDULABLE`] | [`NodeHot::FILTER_TAINTS`] | [`NodeHot::OTHER_OVERCOMMIT`].
+    pub flags: u32,
+}
+
+impl NodeHot {
+    /// `spec.unschedulable` is set.
+    pub const UNSCHEDULABLE: u32 = 1;
+    /// The node has a `NoSchedule`/`NoExecute` taint.
+    pub const FILTER_TAINTS: u32 = 2;
+    /// ephemeral-storage or a scalar resource is requested beyond allocatable on the node.
+    pub const OTHER_OVERCOMMIT: u32 = 4;
+
+    /// The summary of `n`.
+    pub fn of(n: &NodeInfo) -> NodeHot {
+        let over = n.requested.ephemeral_storage > n.allocatable.ephemeral_storage
+            || n.requested
+                .scalar
+                .iter()
+                .any(|(name, v)| *v > n.allocatable.scalar(name));
+        NodeHot {
+            alloc_milli_cpu: n.allocatable.milli_cpu,
+            alloc_memory: n.allocatable.memory,
+            req_milli_cpu: n.requested.milli_cpu,
+            req_memory: n.requested.memory,
+            nz_milli_cpu: n.non_zero_requested.milli_cpu,
+            nz_memory: n.non_zero_requested.memory,
+            alloc_pods: n.allocatable.allowed_pod_number,
+            pod_count: u32::try_from(n.pods.len()).unwrap_or(u32::MAX),
+            flags: (if n.unschedulable {
+                Self::UNSCHEDULABLE
+            } else {
+                0
+            }) | (if n.has_filter_taints {
+                Self::FILTER_TAINTS
+            } else {
+                0
+            }) | (if over { Self::OTHER_OVERCOMMIT } else { 0 }),
+        }
+    }
+}
+
 /// The cluster state for scheduling cycles.
 #[derive(Debug, Default, Clone)]
 pub struct Snapshot {
     nodes: Vec<NodeInfo>,
+    hot: Vec<NodeHot>,
     index: HashMap<String, u32>,
     zones: Vec<(String, Vec<u32>)>,
     order: Vec<u32>,
@@ -62,6 +126,15 @@ impl Snapshot {
     /// All nodes, indexed by the `u32` indexes that [`Snapshot::order`] and the plugins use.
     pub fn nodes(&self) -> &[NodeInfo] {
         &self.nodes
+    }
+
+    /// The hot summary rows, parallel to [`Snapshot::nodes`].
+    pub fn hot(&self) -> &[NodeHot] {
+        &self.hot
+    }
+
+    fn refresh(&mut self, i: usize) {
+        self.hot[i] = NodeHot::of(&self.nodes[i]);
     }
 
     /// Node indexes in NodeTree order.
@@ -121,8 +194,14 @@ impl Snapshot {
             Some((_, members)) => members.push(idx),
             None => self.zones.push((node.zone.clone(), vec![idx])),
         }
+        self.hot.push(NodeHot::of(&node));
         self.nodes.push(node);
-        self.rebuild_order();
+        if self.zones.len() == 1 {
+            // One zone: the round-robin order is the insertion order.
+            self.order.push(idx);
+        } else {
+            self.rebuild_order();
+        }
         Ok(())
     }
 
@@ -143,6 +222,7 @@ impl Snapshot {
         }
         let zone_changed = old.zone != node.zone;
         *old = node;
+        self.refresh(i as usize);
         if zone_changed {
             self.rebuild_zones();
         }
@@ -163,6 +243,7 @@ impl Snapshot {
     pub fn remove_node(&mut self, name: &str) -> Option<NodeInfo> {
         let i = self.index.remove(name)? as usize;
         let removed = self.nodes.swap_remove(i);
+        self.hot.swap_remove(i);
         if i < self.nodes.len() {
             let moved = self.nodes[i].name.clone();
             self.index.insert(moved, i as u32);
@@ -190,20 +271,29 @@ impl Snapshot {
                 node: node_name.clone(),
             })?;
         self.nodes[i as usize].add_pod(pod, gpu_indexes);
+        self.refresh(i as usize);
         Ok(())
     }
 
     /// Remove a pod from `node`. Returns false when it was not there.
     pub fn remove_pod(&mut self, node: &str, namespace: &str, name: &str) -> bool {
         match self.node_index(node) {
-            Some(i) => self.nodes[i as usize].remove_pod(namespace, name),
+            Some(i) => {
+                let removed = self.nodes[i as usize].remove_pod(namespace, name);
+                self.refresh(i as usize);
+                removed
+            }
             None => false,
         }
     }
 
     /// Add or replace a Service.
     pub fn upsert_service(&mut self, svc: &core::Service) {
-        let namespace = svc.metadata.namespace.clone().unwrap_or_else(|| "default".into());
+        let namespace = svc
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
         let name = svc.metadata.name.clone().unwrap_or_default();
         self.services
             .retain(|s| !(s.namespace == namespace && s.name == name));
@@ -275,10 +365,14 @@ impl Snapshot {
     /// `helper.DefaultSelector` (v1.22): the union of the selectors of the Services selecting
     /// the pod, and of its controlling ReplicationController, ReplicaSet or StatefulSet (found
     /// through the pod's controller ownerReference). Empty when nothing selects the pod.
+    ///
+    /// Services are those of the pod's namespace, as `GetPodServices` lists them with
+    /// `Services(pod.Namespace)`; for a pod whose namespace is the empty string that lister
+    /// returns the Services of every namespace (`metav1.NamespaceAll`), and so does this.
     pub fn default_selector(&self, pod: &PodInfo) -> LabelSelector {
         let mut label_set: BTreeMap<String, String> = BTreeMap::new();
         for s in &self.services {
-            if s.namespace != pod.namespace {
+            if !pod.namespace.is_empty() && s.namespace != pod.namespace {
                 continue;
             }
             let Some(sel) = &s.selector else { continue };
@@ -307,12 +401,16 @@ impl Snapshot {
             }
             ("apps/v1", "ReplicaSet") => {
                 if let Some(rs) = self.rss.get(&key) {
-                    selector.requirements.extend(rs.requirements.iter().cloned());
+                    selector
+                        .requirements
+                        .extend(rs.requirements.iter().cloned());
                 }
             }
             ("apps/v1", "StatefulSet") => {
                 if let Some(ss) = self.sss.get(&key) {
-                    selector.requirements.extend(ss.requirements.iter().cloned());
+                    selector
+                        .requirements
+                        .extend(ss.requirements.iter().cloned());
                 }
             }
             _ => {}

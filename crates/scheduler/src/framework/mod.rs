@@ -162,17 +162,20 @@ pub trait FilterPlugin: Send + Sync {
     /// Filter one node.
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status;
 
-    /// Filter a batch: keep in `candidates` (indexes into `nodes`) the nodes that pass, push the
-    /// others with their status onto `failed`. The default calls [`FilterPlugin::filter`] per
-    /// node; it is monomorphised per plugin, so the per-node call is static.
+    /// Filter a batch: keep in `candidates` (indexes into [`Snapshot::nodes`]) the nodes that
+    /// pass, push the others with their status onto `failed`. The default calls
+    /// [`FilterPlugin::filter`] per node; it is monomorphised per plugin, so the per-node call is
+    /// static. Hot plugins override it to read the compact [`Snapshot::hot`] rows and call
+    /// `filter` only for the nodes the fast path cannot decide, so both paths give one answer.
     fn filter_nodes(
         &self,
         state: &CycleState,
         pod: &PodInfo,
-        nodes: &[NodeInfo],
+        snapshot: &Snapshot,
         candidates: &mut Vec<u32>,
         failed: &mut Vec<(u32, Status)>,
     ) {
+        let nodes = snapshot.nodes();
         candidates.retain(|&i| {
             let s = self.filter(state, pod, &nodes[i as usize]);
             if s.is_success() {
@@ -221,7 +224,8 @@ pub trait ScorePlugin: Send + Sync {
     /// An `Error` status aborts the scheduling attempt.
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status>;
 
-    /// Raw scores of the feasible nodes into `out` (same order as `feasible`).
+    /// Raw scores of the feasible nodes into `out` (same order as `feasible`). Resource scorers
+    /// override it to read [`Snapshot::hot`] with the same arithmetic as `score`.
     ///
     /// # Errors
     /// The first `Error` status of [`ScorePlugin::score`].
@@ -229,10 +233,11 @@ pub trait ScorePlugin: Send + Sync {
         &self,
         state: &CycleState,
         pod: &PodInfo,
-        nodes: &[NodeInfo],
+        snapshot: &Snapshot,
         feasible: &[u32],
         out: &mut [i64],
     ) -> Result<(), Status> {
+        let nodes = snapshot.nodes();
         for (o, &i) in out.iter_mut().zip(feasible) {
             *o = self.score(state, pod, &nodes[i as usize])?;
         }

@@ -88,9 +88,16 @@ impl Framework {
     pub fn from_policy(policy: &ResolvedPolicy) -> Result<Framework, FrameworkError> {
         let mut filters = Vec::new();
         for f in &policy.filters {
-            filters.push(new_filter(f.plugin).ok_or_else(|| FrameworkError::UnknownFilter(f.plugin.to_string()))?);
+            filters.push(
+                new_filter(f.plugin)
+                    .ok_or_else(|| FrameworkError::UnknownFilter(f.plugin.to_string()))?,
+            );
         }
-        if !policy.filters.iter().any(|f| f.plugin == plugins::gpu_share::NAME) {
+        if !policy
+            .filters
+            .iter()
+            .any(|f| f.plugin == plugins::gpu_share::NAME)
+        {
             filters.push(Box::new(plugins::GpuShare) as Box<dyn FilterPlugin>);
         }
         let mut scores = Vec::new();

@@ -72,22 +72,36 @@ fn strip_position(msg: &str) -> &str {
 }
 
 fn decode_error(location: Location, message: impl Into<String>) -> PolicyError {
-    PolicyError::Decode { location, message: message.into() }
+    // serde lists the hidden `predicate` field among the expected ones; do not advertise it.
+    let message = message
+        .into()
+        .replace("`predicates`, `predicate`, ", "`predicates`, ");
+    PolicyError::Decode { location, message }
 }
 
 fn json_error(src: &Source<'_>, err: &serde_json::Error) -> PolicyError {
     let text = err.to_string();
     let msg = strip_position(&text);
-    if err.is_data() {
-        if let Some((path, loc)) =
-            src.offset_of(err.line(), err.column()).and_then(|off| src.json_path_at(off))
-        {
-            let message =
-                if path.0.is_empty() { msg.to_string() } else { format!("{path}: {msg}") };
-            return decode_error(loc, message);
-        }
+    // serde_json counts columns in bytes and points at the last character it read.
+    let offset = src.offset_of_byte_col(err.line(), err.column());
+    let located = err
+        .is_data()
+        .then_some(offset)
+        .flatten()
+        .and_then(|off| src.json_path_at(off));
+    if let Some((path, loc)) = located {
+        let message = if path.0.is_empty() {
+            msg.to_string()
+        } else {
+            format!("{path}: {msg}")
+        };
+        return decode_error(loc, message);
     }
-    decode_error(src.at_line_col(err.line(), err.column()), msg)
+    let location = match offset {
+        Some(off) if err.line() > 0 => src.at_offset(off),
+        _ => src.at_line_col(err.line(), err.column()),
+    };
+    decode_error(location, msg)
 }
 
 fn yaml_error(src: &Source<'_>, err: &serde_yaml::Error) -> PolicyError {
@@ -98,12 +112,13 @@ fn yaml_error(src: &Source<'_>, err: &serde_yaml::Error) -> PolicyError {
         Some((p, b)) if !p.contains(' ') => (FieldPath::parse(p), b),
         _ => (FieldPath::root(), msg.as_str()),
     };
-    if let Some(rest) = body.strip_prefix("duplicate field `") {
-        if let Some(field) = rest.split('`').next() {
-            let mut dup = path.clone();
-            dup.0.push(Seg::Key(field.to_string(), 1));
-            return decode_error(src.key(&dup), msg.clone());
-        }
+    let duplicate = body
+        .strip_prefix("duplicate field `")
+        .and_then(|r| r.split('`').next());
+    if let Some(field) = duplicate {
+        let mut dup = path.clone();
+        dup.0.push(Seg::Key(field.to_string(), 1));
+        return decode_error(src.key(&dup), msg.clone());
     }
     let location = match err.location() {
         Some(l) => src.at_line_col(l.line(), l.column()),
@@ -127,7 +142,10 @@ pub(crate) fn decode(src: &Source<'_>) -> Result<Decoded, PolicyError> {
         ));
     }
     if raw.kind.is_empty() {
-        return Err(decode_error(src.value(&root), "Object 'Kind' is missing (want \"Policy\")"));
+        return Err(decode_error(
+            src.value(&root),
+            "Object 'Kind' is missing (want \"Policy\")",
+        ));
     }
     if !POLICY_API_VERSIONS.contains(&raw.api_version.as_str()) {
         return Err(decode_error(

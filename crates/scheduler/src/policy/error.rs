@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::legacy_registry;
 use super::locate::Location;
 
 /// Why a Policy file could not be loaded. Every message that concerns the content starts with
@@ -48,10 +49,10 @@ pub enum PolicyError {
     },
     /// A predicate or priority name kube-scheduler v1.22 does not know.
     #[error(
-        "{location}: unknown {kind} \"{name}\" at {field} (kube-scheduler v1.22: {kind} type not found for \"{name}\"){}; valid {}: {}",
+        "{location}: unknown {kind} \"{name}\" at {field} (kube-scheduler v1.22: {kind} type not found for \"{name}\"); {}valid {}: {}",
         suggestion_text(suggestion),
         plural(kind),
-        valid.join(", ")
+        valid_names(kind).join(", ")
     )]
     UnknownName {
         /// Where the name is.
@@ -62,10 +63,9 @@ pub enum PolicyError {
         name: String,
         /// Field path, e.g. `predicates[2].name`.
         field: String,
-        /// Nearest known name, and whether mini-scheduler implements it.
-        suggestion: Option<(&'static str, bool)>,
-        /// Names mini-scheduler accepts for this kind.
-        valid: Vec<&'static str>,
+        /// Nearest name kube-scheduler v1.22 knows (it may not be implemented by mini-scheduler;
+        /// the message says so).
+        suggestion: Option<&'static str>,
     },
     /// A name older releases registered and v1.22 no longer does.
     #[error("{location}: {kind} \"{name}\" at {field} was removed from kube-scheduler: {reason}")]
@@ -123,12 +123,21 @@ fn plural(kind: &str) -> &str {
     }
 }
 
-fn suggestion_text(s: &Option<(&'static str, bool)>) -> String {
+fn valid_names(kind: &str) -> Vec<&'static str> {
+    match kind {
+        "priority" => legacy_registry::valid_priorities(),
+        _ => legacy_registry::valid_predicates(),
+    }
+}
+
+fn suggestion_text(s: &Option<&'static str>) -> String {
     match s {
-        Some((name, true)) => format!("; did you mean \"{name}\"?"),
-        Some((name, false)) => {
-            format!("; did you mean \"{name}\"? (known to kube-scheduler, not supported yet by mini-scheduler)")
+        Some(name) if legacy_registry::is_implemented_name(name) => {
+            format!("did you mean \"{name}\"? ")
         }
+        Some(name) => format!(
+            "did you mean \"{name}\" (known to kube-scheduler, not supported yet by mini-scheduler)? "
+        ),
         None => String::new(),
     }
 }

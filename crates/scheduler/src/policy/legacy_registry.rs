@@ -55,7 +55,10 @@ pub const IMPLEMENTED_SCORE_PLUGINS: &[&str] = &[
 /// `predicateOrdering` (which lists all 19 keys).
 const PREDICATES: &[(&str, &[&str])] = &[
     ("CheckNodeUnschedulable", &["NodeUnschedulable"]),
-    ("GeneralPredicates", &["NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity"]),
+    (
+        "GeneralPredicates",
+        &["NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity"],
+    ),
     ("HostName", &["NodeName"]),
     ("PodFitsHostPorts", &["NodePorts"]),
     ("MatchNodeSelector", &["NodeAffinity"]),
@@ -101,7 +104,10 @@ const DEFAULT_PREDICATES: &[&str] = &[
 /// `DefaultPodTopologySpread` off for `SelectorSpreadPriority`). `NodeLabel`, `ServiceAffinity`
 /// and `RequestedToCapacityRatio` are the keys custom priorities (with an argument) resolve to.
 const PRIORITIES: &[(&str, &str)] = &[
-    ("BalancedResourceAllocation", "NodeResourcesBalancedAllocation"),
+    (
+        "BalancedResourceAllocation",
+        "NodeResourcesBalancedAllocation",
+    ),
     ("EvenPodsSpreadPriority", "PodTopologySpread"),
     ("ImageLocalityPriority", "ImageLocality"),
     ("InterPodAffinityPriority", "InterPodAffinity"),
@@ -226,7 +232,12 @@ impl fmt::Display for ResolvedPolicy {
         if self.filters.is_empty() {
             writeln!(f, "  (none)")?;
         }
-        let fw = self.filters.iter().map(|x| x.plugin.len()).max().unwrap_or(0);
+        let fw = self
+            .filters
+            .iter()
+            .map(|x| x.plugin.len())
+            .max()
+            .unwrap_or(0);
         for (i, filter) in self.filters.iter().enumerate() {
             writeln!(
                 f,
@@ -238,9 +249,17 @@ impl fmt::Display for ResolvedPolicy {
         }
         writeln!(f, "score plugins (weight):")?;
         if self.scores.is_empty() {
-            writeln!(f, "  (none: every feasible node scores the same; the pick is random)")?;
+            writeln!(
+                f,
+                "  (none: every feasible node scores the same; the pick is random)"
+            )?;
         }
-        let sw = self.scores.iter().map(|x| x.plugin.len()).max().unwrap_or(0);
+        let sw = self
+            .scores
+            .iter()
+            .map(|x| x.plugin.len())
+            .max()
+            .unwrap_or(0);
         for score in &self.scores {
             writeln!(
                 f,
@@ -250,8 +269,16 @@ impl fmt::Display for ResolvedPolicy {
                 score.legacy_names.join(", ")
             )?;
         }
-        writeln!(f, "alwaysCheckAllPredicates: {}", self.always_check_all_predicates)?;
-        write!(f, "hardPodAffinitySymmetricWeight: {}", self.hard_pod_affinity_symmetric_weight)?;
+        writeln!(
+            f,
+            "alwaysCheckAllPredicates: {}",
+            self.always_check_all_predicates
+        )?;
+        write!(
+            f,
+            "hardPodAffinitySymmetricWeight: {}",
+            self.hard_pod_affinity_symmetric_weight
+        )?;
         if !self.notes.is_empty() {
             write!(f, "\nnotes:")?;
             for note in &self.notes {
@@ -283,8 +310,10 @@ pub fn default_provider() -> ResolvedPolicy {
         weight: 1,
         legacy_names: vec![legacy.to_string()],
     };
-    let omitted_scores: Vec<String> =
-        DEFAULT_PROVIDER_OMITTED_SCORES.iter().map(|(p, w)| format!("{p} ({w})")).collect();
+    let omitted_scores: Vec<String> = DEFAULT_PROVIDER_OMITTED_SCORES
+        .iter()
+        .map(|(p, w)| format!("{p} ({w})"))
+        .collect();
     ResolvedPolicy {
         filters: vec![
             filter("NodeUnschedulable", "CheckNodeUnschedulable"),
@@ -296,7 +325,10 @@ pub fn default_provider() -> ResolvedPolicy {
             filter("VolumeRestrictions", "NoDiskConflict"),
         ],
         scores: vec![
-            score("NodeResourcesBalancedAllocation", "BalancedResourceAllocation"),
+            score(
+                "NodeResourcesBalancedAllocation",
+                "BalancedResourceAllocation",
+            ),
             score("NodeResourcesLeastAllocated", "LeastRequestedPriority"),
             score("SelectorSpread", "SelectorSpreadPriority"),
         ],
@@ -327,7 +359,9 @@ fn priority_plugin(name: &str) -> Option<(&'static str, &'static str)> {
 }
 
 fn filters_implemented(plugins: &[&str]) -> bool {
-    plugins.iter().all(|p| IMPLEMENTED_FILTER_PLUGINS.contains(p))
+    plugins
+        .iter()
+        .all(|p| IMPLEMENTED_FILTER_PLUGINS.contains(p))
 }
 
 fn score_implemented(plugin: &str) -> bool {
@@ -336,23 +370,35 @@ fn score_implemented(plugin: &str) -> bool {
 
 /// Predicate names mini-scheduler accepts, in `predicateOrdering` plus the alias.
 pub(crate) fn valid_predicates() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = PREDICATES
-        .iter()
-        .filter(|(_, plugins)| filters_implemented(plugins))
-        .map(|(n, _)| *n)
-        .collect();
-    v.extend(PREDICATE_ALIASES.iter().map(|(a, _)| *a));
+    let mut v = Vec::new();
+    for (name, plugins) in PREDICATES {
+        if filters_implemented(plugins) {
+            v.push(*name);
+            v.extend(
+                PREDICATE_ALIASES
+                    .iter()
+                    .filter(|(_, c)| c == name)
+                    .map(|(a, _)| *a),
+            );
+        }
+    }
     v
 }
 
 /// Priority names mini-scheduler accepts.
 pub(crate) fn valid_priorities() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = PRIORITIES
-        .iter()
-        .filter(|(_, plugin)| score_implemented(plugin))
-        .map(|(n, _)| *n)
-        .collect();
-    v.extend(PRIORITY_ALIASES.iter().map(|(a, _)| *a));
+    let mut v = Vec::new();
+    for (name, plugin) in PRIORITIES {
+        if score_implemented(plugin) {
+            v.push(*name);
+            v.extend(
+                PRIORITY_ALIASES
+                    .iter()
+                    .filter(|(_, c)| c == name)
+                    .map(|(a, _)| *a),
+            );
+        }
+    }
     v.push(EQUAL_PRIORITY);
     v
 }
@@ -384,25 +430,27 @@ fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         .map(|(_, c)| c)
 }
 
-fn suggest_predicate(name: &str) -> Option<(&'static str, bool)> {
-    let all = PREDICATES.iter().map(|(n, _)| *n).chain(PREDICATE_ALIASES.iter().map(|(a, _)| *a));
-    let n = nearest(name, all)?;
-    let canonical = PREDICATE_ALIASES.iter().find(|(a, _)| *a == n).map_or(n, |(_, c)| *c);
-    let implemented = predicate_plugins(canonical).is_some_and(|(_, p)| filters_implemented(p));
-    Some((n, implemented))
+/// Whether a predicate or priority name (canonical or alias) resolves to implemented plugins
+/// (`EqualPriority` counts as implemented: it is accepted and skipped).
+pub(crate) fn is_implemented_name(name: &str) -> bool {
+    valid_predicates().contains(&name) || valid_priorities().contains(&name)
 }
 
-fn suggest_priority(name: &str) -> Option<(&'static str, bool)> {
+fn suggest_predicate(name: &str) -> Option<&'static str> {
+    let all = PREDICATES
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(PREDICATE_ALIASES.iter().map(|(a, _)| *a));
+    nearest(name, all)
+}
+
+fn suggest_priority(name: &str) -> Option<&'static str> {
     let all = PRIORITIES
         .iter()
         .map(|(n, _)| *n)
         .chain(PRIORITY_ALIASES.iter().map(|(a, _)| *a))
         .chain(std::iter::once(EQUAL_PRIORITY));
-    let n = nearest(name, all)?;
-    let canonical = PRIORITY_ALIASES.iter().find(|(a, _)| *a == n).map_or(n, |(_, c)| *c);
-    let implemented =
-        n == EQUAL_PRIORITY || priority_plugin(canonical).is_some_and(|(_, p)| score_implemented(p));
-    Some((n, implemented))
+    nearest(name, all)
 }
 
 fn predicate_arg_count(arg: &PredicateArgument) -> usize {
@@ -420,7 +468,10 @@ fn append_filter(filters: &mut Vec<ResolvedFilter>, plugin: &'static str, names:
     let idx = match filters.iter().position(|f| f.plugin == plugin) {
         Some(i) => i,
         None => {
-            filters.push(ResolvedFilter { plugin, legacy_names: Vec::new() });
+            filters.push(ResolvedFilter {
+                plugin,
+                legacy_names: Vec::new(),
+            });
             filters.len() - 1
         }
     };
@@ -432,7 +483,12 @@ fn append_filter(filters: &mut Vec<ResolvedFilter>, plugin: &'static str, names:
 }
 
 /// `appendToPluginSet` for scores: a plugin already present keeps its place and the max weight.
-fn append_score(scores: &mut Vec<ResolvedScore>, plugin: &'static str, weight: i64, names: &[String]) {
+fn append_score(
+    scores: &mut Vec<ResolvedScore>,
+    plugin: &'static str,
+    weight: i64,
+    names: &[String],
+) {
     match scores.iter_mut().find(|s| s.plugin == plugin) {
         Some(s) => {
             s.weight = s.weight.max(weight);
@@ -442,7 +498,11 @@ fn append_score(scores: &mut Vec<ResolvedScore>, plugin: &'static str, weight: i
                 }
             }
         }
-        None => scores.push(ResolvedScore { plugin, weight, legacy_names: names.to_vec() }),
+        None => scores.push(ResolvedScore {
+            plugin,
+            weight,
+            legacy_names: names.to_vec(),
+        }),
     }
 }
 
@@ -454,23 +514,22 @@ pub(crate) struct ResolveInput<'s, 'a> {
     pub(crate) priorities_key_present: bool,
 }
 
-/// Translates a decoded, validated policy into plugins (strict: unknown, removed and unsupported
-/// names are errors). Warnings go to `warnings`.
-pub(crate) fn resolve(
+/// `predicates` → filter plugins in `predicateOrdering` (mandatory predicates added).
+fn resolve_predicates(
     policy: &Policy,
     input: &ResolveInput<'_, '_>,
     warnings: &mut Vec<String>,
-) -> Result<ResolvedPolicy, PolicyError> {
+    notes: &mut Vec<String>,
+) -> Result<Vec<ResolvedFilter>, PolicyError> {
     let src = input.src;
     let root = FieldPath::root();
-    let mut notes = Vec::new();
-
     // ---- predicates → set of canonical keys, with the names as written.
     let mut pred_keys: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     match &policy.predicates {
         None => {
             let mut used = Vec::new();
             let mut omitted = Vec::new();
+            let mut omitted_names: Vec<&str> = Vec::new();
             for name in DEFAULT_PREDICATES {
                 let Some((key, plugins)) = predicate_plugins(name) else {
                     continue;
@@ -480,6 +539,7 @@ pub(crate) fn resolve(
                     used.push(key);
                 } else {
                     omitted.push(format!("{key} ({})", plugins.join(", ")));
+                    omitted_names.push(key);
                 }
             }
             let where_ = if input.predicates_key_present {
@@ -495,8 +555,8 @@ pub(crate) fn resolve(
                 omitted.join(", ")
             ));
             notes.push(format!(
-                "predicates not set: default predicates without the unsupported ones ({})",
-                omitted.join(", ")
+                "predicates not set: kube-scheduler v1.22 default predicates; omitted (not supported yet): {}",
+                omitted_names.join(", ")
             ));
         }
         Some(list) => {
@@ -557,7 +617,8 @@ pub(crate) fn resolve(
                         ),
                     });
                 }
-                if let Some((_, reason)) = REMOVED_PREDICATES.iter().find(|(n, _)| *n == pred.name) {
+                if let Some((_, reason)) = REMOVED_PREDICATES.iter().find(|(n, _)| *n == pred.name)
+                {
                     return Err(PolicyError::RemovedName {
                         location: name_loc(),
                         kind: "predicate",
@@ -572,7 +633,6 @@ pub(crate) fn resolve(
                     name: pred.name.clone(),
                     field: format!("{path}.name"),
                     suggestion: suggest_predicate(&pred.name),
-                    valid: valid_predicates(),
                 });
             }
         }
@@ -594,20 +654,36 @@ pub(crate) fn resolve(
         }
     }
 
+    Ok(filters)
+}
+
+/// `priorities` → score plugins in sorted key order (`EqualPriority` skipped).
+fn resolve_priorities(
+    policy: &Policy,
+    input: &ResolveInput<'_, '_>,
+    warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<ResolvedScore>, PolicyError> {
+    let src = input.src;
+    let root = FieldPath::root();
     // ---- priorities → map canonical key → (weight, names as written).
     let mut prio_keys: BTreeMap<&'static str, (i64, Vec<String>, usize)> = BTreeMap::new();
     match &policy.priorities {
         None => {
             let mut used = Vec::new();
             let mut omitted = Vec::new();
+            let mut omitted_names: Vec<&str> = Vec::new();
             for (name, weight) in DEFAULT_PRIORITIES {
                 match priority_plugin(name) {
                     Some((key, plugin)) if score_implemented(plugin) => {
                         prio_keys.insert(key, (*weight, vec![key.to_string()], 0));
                         used.push(format!("{key} {weight}"));
                     }
-                    Some((key, plugin)) => omitted.push(format!("{key} {weight} ({plugin})")),
-                    None => omitted.push(format!("{name} {weight}")),
+                    Some((key, plugin)) => {
+                        omitted.push(format!("{key} {weight} ({plugin})"));
+                        omitted_names.push(key);
+                    }
+                    None => omitted_names.push(name),
                 }
             }
             let where_ = if input.priorities_key_present {
@@ -622,8 +698,8 @@ pub(crate) fn resolve(
                 omitted.join(", ")
             ));
             notes.push(format!(
-                "priorities not set: default priorities without the unsupported ones ({})",
-                omitted.join(", ")
+                "priorities not set: kube-scheduler v1.22 default priorities; omitted (not supported yet): {}",
+                omitted_names.join(", ")
             ));
         }
         Some(list) => {
@@ -700,7 +776,10 @@ pub(crate) fn resolve(
                     } else if arg.label_preference.is_some() {
                         ("labelPreference", "NodeLabel")
                     } else {
-                        ("requestedToCapacityRatioArguments", "RequestedToCapacityRatio")
+                        (
+                            "requestedToCapacityRatioArguments",
+                            "RequestedToCapacityRatio",
+                        )
                     };
                     return Err(PolicyError::Unsupported {
                         location: name_loc(),
@@ -710,7 +789,8 @@ pub(crate) fn resolve(
                         ),
                     });
                 }
-                if let Some((_, reason)) = REMOVED_PRIORITIES.iter().find(|(n, _)| *n == prio.name) {
+                if let Some((_, reason)) = REMOVED_PRIORITIES.iter().find(|(n, _)| *n == prio.name)
+                {
                     return Err(PolicyError::RemovedName {
                         location: name_loc(),
                         kind: "priority",
@@ -725,7 +805,6 @@ pub(crate) fn resolve(
                     name: prio.name.clone(),
                     field: format!("{path}.name"),
                     suggestion: suggest_priority(&prio.name),
-                    valid: valid_priorities(),
                 });
             }
             if list.is_empty() {
@@ -742,6 +821,22 @@ pub(crate) fn resolve(
             append_score(&mut scores, plugin, *weight, names);
         }
     }
+
+    Ok(scores)
+}
+
+/// Translates a decoded, validated policy into plugins (strict: unknown, removed and unsupported
+/// names are errors). Warnings go to `warnings`.
+pub(crate) fn resolve(
+    policy: &Policy,
+    input: &ResolveInput<'_, '_>,
+    warnings: &mut Vec<String>,
+) -> Result<ResolvedPolicy, PolicyError> {
+    let src = input.src;
+    let root = FieldPath::root();
+    let mut notes = Vec::new();
+    let filters = resolve_predicates(policy, input, warnings, &mut notes)?;
+    let scores = resolve_priorities(policy, input, warnings, &mut notes)?;
 
     // ---- extenders, hardPodAffinitySymmetricWeight.
     if !policy.extenders.is_empty() {
@@ -769,6 +864,8 @@ pub(crate) fn resolve(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
@@ -794,7 +891,12 @@ mod tests {
         // legacy_registry.go appendToPluginSet: "Keep the max weight."
         let mut scores = Vec::new();
         append_score(&mut scores, "SelectorSpread", 2, &["A".to_string()]);
-        append_score(&mut scores, "NodeResourcesLeastAllocated", 1, &["L".to_string()]);
+        append_score(
+            &mut scores,
+            "NodeResourcesLeastAllocated",
+            1,
+            &["L".to_string()],
+        );
         append_score(&mut scores, "SelectorSpread", 5, &["B".to_string()]);
         append_score(&mut scores, "SelectorSpread", 3, &["A".to_string()]);
         assert_eq!(scores[0].plugin, "SelectorSpread");
@@ -805,13 +907,21 @@ mod tests {
 
     #[test]
     fn nearest_names() {
-        assert_eq!(suggest_predicate("PodFitsPort"), Some(("PodFitsPorts", true)));
-        assert_eq!(suggest_predicate("hostname"), Some(("HostName", true)));
-        assert_eq!(suggest_predicate("MatchInterPodAfinity"), Some(("MatchInterPodAffinity", false)));
+        assert_eq!(suggest_predicate("PodFitsPort"), Some("PodFitsPorts"));
+        assert_eq!(suggest_predicate("hostname"), Some("HostName"));
+        assert_eq!(
+            suggest_predicate("MatchInterPodAfinity"),
+            Some("MatchInterPodAffinity")
+        );
+        assert!(!is_implemented_name("MatchInterPodAffinity"));
+        assert!(is_implemented_name("PodFitsPorts") && is_implemented_name("EqualPriority"));
         assert_eq!(suggest_predicate("Zzzzzzzzzzzzzzzz"), None);
         assert_eq!(suggest_priority("LeastRequested"), None);
-        assert_eq!(suggest_priority("LeastRequestPriority"), Some(("LeastRequestedPriority", true)));
-        assert_eq!(suggest_priority("EqualPriorty"), Some(("EqualPriority", true)));
+        assert_eq!(
+            suggest_priority("LeastRequestPriority"),
+            Some("LeastRequestedPriority")
+        );
+        assert_eq!(suggest_priority("EqualPriorty"), Some("EqualPriority"));
     }
 
     #[test]
@@ -839,7 +949,11 @@ mod tests {
                 ("SelectorSpread", 1)
             ]
         );
-        assert!(d.notes.iter().any(|n| n.contains("NodePreferAvoidPods (10000)")));
+        assert!(
+            d.notes
+                .iter()
+                .any(|n| n.contains("NodePreferAvoidPods (10000)"))
+        );
         assert!(d.notes.iter().any(|n| n.contains("VolumeBinding")));
         for f in &d.filters {
             assert!(IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin));

@@ -27,7 +27,11 @@ pub struct Location {
 impl Location {
     /// A location with no line/column.
     pub fn file_only(file: &str) -> Self {
-        Location { file: file.to_string(), line: 0, column: 0 }
+        Location {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+        }
     }
 }
 
@@ -121,12 +125,21 @@ pub(crate) struct Source<'a> {
 impl<'a> Source<'a> {
     /// Detects the format: JSON if the first non-blank character is `{`, else YAML.
     pub(crate) fn new(name: &'a str, text: &'a str) -> Self {
-        let format = if text.trim_start().starts_with('{') { Format::Json } else { Format::Yaml };
+        let format = if text.trim_start().starts_with('{') {
+            Format::Json
+        } else {
+            Format::Yaml
+        };
         let json = match format {
             Format::Json => JsonScanner::new(text).document(),
             Format::Yaml => None,
         };
-        Source { name, text, format, json }
+        Source {
+            name,
+            text,
+            format,
+            json,
+        }
     }
 
     /// Location of a byte offset in the text.
@@ -135,24 +148,56 @@ impl<'a> Source<'a> {
         let before = self.text.get(..offset).unwrap_or("");
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = self.text.get(line_start..offset).map_or(0, |s| s.chars().count()) + 1;
-        Location { file: self.name.to_string(), line, column }
+        let column = self
+            .text
+            .get(line_start..offset)
+            .map_or(0, |s| s.chars().count())
+            + 1;
+        Location {
+            file: self.name.to_string(),
+            line,
+            column,
+        }
     }
 
     /// Location of a 1-based (line, column) as reported by a parser.
     pub(crate) fn at_line_col(&self, line: usize, column: usize) -> Location {
-        Location { file: self.name.to_string(), line, column }
+        Location {
+            file: self.name.to_string(),
+            line,
+            column,
+        }
     }
 
-    /// Byte offset of a 1-based (line, column), columns counted in characters.
-    pub(crate) fn offset_of(&self, line: usize, column: usize) -> Option<usize> {
+    fn line_start(&self, line: usize) -> Option<usize> {
         let mut start = 0usize;
         for _ in 1..line {
             start += self.text.get(start..)?.find('\n')? + 1;
         }
+        Some(start)
+    }
+
+    /// Byte offset of a 1-based (line, column), columns counted in characters (serde_yaml).
+    pub(crate) fn offset_of(&self, line: usize, column: usize) -> Option<usize> {
+        let start = self.line_start(line)?;
         let rest = self.text.get(start..)?;
         let col = column.saturating_sub(1);
         Some(start + rest.char_indices().nth(col).map_or(rest.len(), |(i, _)| i))
+    }
+
+    /// Byte offset of a 1-based (line, column), columns counted in bytes (serde_json).
+    pub(crate) fn offset_of_byte_col(&self, line: usize, column: usize) -> Option<usize> {
+        let start = self.line_start(line)?;
+        let line_len = self
+            .text
+            .get(start..)?
+            .find('\n')
+            .unwrap_or(self.text.len() - start);
+        let mut off = start + column.saturating_sub(1).min(line_len);
+        while !self.text.is_char_boundary(off) {
+            off -= 1;
+        }
+        Some(off)
     }
 
     /// Location of the value at `path`, falling back to the nearest located ancestor, then to
@@ -324,7 +369,10 @@ struct JsonScanner<'a> {
 
 impl<'a> JsonScanner<'a> {
     fn new(text: &'a str) -> Self {
-        JsonScanner { b: text.as_bytes(), i: 0 }
+        JsonScanner {
+            b: text.as_bytes(),
+            i: 0,
+        }
     }
 
     fn document(mut self) -> Option<JsonNode> {
@@ -365,7 +413,12 @@ impl<'a> JsonScanner<'a> {
                         self.i += 1;
                         self.ws();
                         let value = self.value(depth + 1)?;
-                        members.push(JsonMember { key, key_start, key_end, value });
+                        members.push(JsonMember {
+                            key,
+                            key_start,
+                            key_end,
+                            value,
+                        });
                         self.ws();
                         match self.b.get(self.i)? {
                             b',' => self.i += 1,
@@ -422,7 +475,11 @@ impl<'a> JsonScanner<'a> {
                 JsonKind::Scalar
             }
         };
-        Some(JsonNode { start, end: self.i, kind })
+        Some(JsonNode {
+            start,
+            end: self.i,
+            kind,
+        })
     }
 
     /// Reads a string token (cursor on the opening quote) and returns its decoded text.
@@ -547,7 +604,11 @@ impl<'de> Visitor<'de> for KeyTextVisitor {
 
 impl Probe<'_> {
     fn leaf<E: de::Error>(&self) -> Result<(), E> {
-        if self.path.is_empty() { Err(hit()) } else { Ok(()) }
+        if self.path.is_empty() {
+            Err(hit())
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -587,7 +648,9 @@ impl<'de> Visitor<'de> for Probe<'_> {
                 let mut i = 0;
                 loop {
                     if i == *want {
-                        s.next_element_seed(Probe { path: &self.path[1..] })?;
+                        s.next_element_seed(Probe {
+                            path: &self.path[1..],
+                        })?;
                         return Ok(());
                     }
                     if s.next_element::<IgnoredAny>()?.is_none() {
@@ -610,7 +673,9 @@ impl<'de> Visitor<'de> for Probe<'_> {
                 while let Some(key) = m.next_key_seed(KeyText)? {
                     if key.as_deref() == Some(want.as_str()) {
                         if seen == *nth {
-                            m.next_value_seed(Probe { path: &self.path[1..] })?;
+                            m.next_value_seed(Probe {
+                                path: &self.path[1..],
+                            })?;
                             return Ok(());
                         }
                         seen += 1;
@@ -629,6 +694,8 @@ impl<'de> Visitor<'de> for Probe<'_> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn p(s: &str) -> FieldPath {
@@ -640,11 +707,14 @@ mod tests {
         let text = "{\n  \"kind\": \"Policy\",\n  \"predicates\": [\n    {\"name\": \"A\"},\n    {\"name\":  \"B\"}\n  ]\n}\n";
         let s = Source::new("f.json", text);
         assert_eq!(s.format, Format::Json);
-        assert_eq!(s.value(&p("predicates[1].name")).to_string(), "f.json:5:14");
+        assert_eq!(s.value(&p("predicates[1].name")).to_string(), "f.json:5:15");
         assert_eq!(s.key(&p("predicates[1].name")).to_string(), "f.json:5:6");
         assert_eq!(s.key(&p("predicates")).to_string(), "f.json:3:3");
         // Missing leaf: falls back to the parent.
-        assert_eq!(s.value(&p("predicates[1].argument")).to_string(), "f.json:5:5");
+        assert_eq!(
+            s.value(&p("predicates[1].argument")).to_string(),
+            "f.json:5:5"
+        );
         assert_eq!(s.value(&p("nothing")).to_string(), "f.json:1:1");
     }
 
@@ -668,7 +738,10 @@ mod tests {
         assert_eq!(s.value(&p("predicate[1].name")).to_string(), "f.yaml:4:13");
         assert_eq!(s.key(&p("predicate[1].name")).to_string(), "f.yaml:4:5");
         assert_eq!(s.key(&p("predicate")).to_string(), "f.yaml:2:1");
-        assert_eq!(s.value(&p("priorities[0].weight")).to_string(), "f.yaml:6:23");
+        assert_eq!(
+            s.value(&p("priorities[0].weight")).to_string(),
+            "f.yaml:6:23"
+        );
         assert_eq!(s.key(&p("priorities[0].weight")).to_string(), "f.yaml:6:15");
     }
 
@@ -684,7 +757,11 @@ mod tests {
 
     #[test]
     fn field_path_round_trip() {
-        for s in ["predicates[2].name", "extenders[0].managedResources[1].name", "kind"] {
+        for s in [
+            "predicates[2].name",
+            "extenders[0].managedResources[1].name",
+            "kind",
+        ] {
             assert_eq!(p(s).to_string(), s);
         }
         assert!(p(".").0.is_empty());

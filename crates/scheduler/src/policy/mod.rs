@@ -75,12 +75,21 @@ pub fn load_policy_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
     match std::fs::metadata(path) {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(PolicyError::MissingFile { path: path.to_path_buf() });
+            return Err(PolicyError::MissingFile {
+                path: path.to_path_buf(),
+            });
         }
-        Err(source) => return Err(PolicyError::ReadFile { path: path.to_path_buf(), source }),
+        Err(source) => {
+            return Err(PolicyError::ReadFile {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| PolicyError::ReadFile { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_policy(&path.display().to_string(), &text)
 }
 
@@ -107,7 +116,11 @@ pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, Polic
         priorities_key_present: decoded.priorities_key_present,
     };
     let resolved = legacy_registry::resolve(&decoded.policy, &input, &mut warnings)?;
-    Ok(LoadedPolicy { policy: decoded.policy, resolved, warnings })
+    Ok(LoadedPolicy {
+        policy: decoded.policy,
+        resolved,
+        warnings,
+    })
 }
 
 /// Decodes a policy strictly and checks `kind`/`apiVersion`, without validation or

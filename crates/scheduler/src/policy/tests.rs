@@ -3,6 +3,8 @@
 //! `pkg/scheduler/apis/config/testing/compatibility_test.go` @05c351a9037bd79bf88c56171a951c3097b658da
 //! and `policy_test.go` @effb98eaa665a33b16634ab968c91644b99d1ba7).
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -76,7 +78,10 @@ fn shipped_policy_loads() {
     let shown = loaded.resolved.to_string();
     assert!(shown.contains("NodeResourcesLeastAllocated"), "{shown}");
     assert!(shown.contains(EQUAL_NOTE), "{shown}");
-    assert!(shown.find("NodeUnschedulable") < shown.find("TaintToleration"), "{shown}");
+    assert!(
+        shown.find("NodeUnschedulable") < shown.find("TaintToleration"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -123,9 +128,9 @@ fn unknown_predicate_names_nearest_and_valid_names() {
         e,
         "config/policies/fail/unknown-predicate.json:7:14: unknown predicate \"PodFitsPort\" at \
          predicates[2].name (kube-scheduler v1.22: predicate type not found for \"PodFitsPort\"); \
-         did you mean \"PodFitsPorts\"?; valid predicates: CheckNodeUnschedulable, \
-         GeneralPredicates, HostName, PodFitsHostPorts, MatchNodeSelector, PodFitsResources, \
-         NoDiskConflict, PodToleratesNodeTaints, PodFitsPorts"
+         did you mean \"PodFitsPorts\"? valid predicates: CheckNodeUnschedulable, \
+         GeneralPredicates, HostName, PodFitsHostPorts, PodFitsPorts, MatchNodeSelector, \
+         PodFitsResources, NoDiskConflict, PodToleratesNodeTaints"
     );
 }
 
@@ -135,13 +140,13 @@ fn unknown_priority_in_yaml() {
     assert!(
         e.starts_with(
             "config/policies/fail/unknown-priority.yaml:6:11: unknown priority \"LeastRequestPriority\" at priorities[1].name \
-             (kube-scheduler v1.22: priority type not found for \"LeastRequestPriority\"); did you mean \"LeastRequestedPriority\"?"
+             (kube-scheduler v1.22: priority type not found for \"LeastRequestPriority\"); did you mean \"LeastRequestedPriority\"? valid priorities:"
         ),
         "{e}"
     );
     assert!(
         e.ends_with(
-            "; valid priorities: BalancedResourceAllocation, LeastRequestedPriority, MostRequestedPriority, \
+            "? valid priorities: BalancedResourceAllocation, LeastRequestedPriority, MostRequestedPriority, \
              SelectorSpreadPriority, ServiceSpreadingPriority, EqualPriority"
         ),
         "{e}"
@@ -157,7 +162,7 @@ fn nearest_name_that_is_not_supported_says_so() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("did you mean \"MatchInterPodAffinity\"? (known to kube-scheduler, not supported yet by mini-scheduler)"),
+        e.contains("did you mean \"MatchInterPodAffinity\" (known to kube-scheduler, not supported yet by mini-scheduler)? valid predicates:"),
         "{e}"
     );
 }
@@ -166,7 +171,7 @@ fn nearest_name_that_is_not_supported_says_so() {
 fn zero_and_negative_weights_use_v1_22_text() {
     assert_eq!(
         err("fail/zero-weight.json"),
-        "config/policies/fail/zero-weight.json:5:47: priority LeastRequestedPriority should have a \
+        "config/policies/fail/zero-weight.json:5:50: priority LeastRequestedPriority should have a \
          positive weight applied to it or it has overflown"
     );
     assert_eq!(
@@ -211,13 +216,15 @@ fn validation_reports_every_failure() {
 "hardPodAffinitySymmetricWeight":-1}"#,
     )
     .unwrap_err();
-    let PolicyError::Validate { errors } = &e else { panic!("{e:?}") };
+    let PolicyError::Validate { errors } = &e else {
+        panic!("{e:?}")
+    };
     assert_eq!(errors.len(), 3);
     assert_eq!(
         e.to_string(),
-        "p.json:2:35: priority A should have a positive weight applied to it or it has overflown\n\
+        "p.json:2:36: priority A should have a positive weight applied to it or it has overflown\n\
          p.json:2:60: priority B should have a positive weight applied to it or it has overflown\n\
-         p.json:3:35: hardPodAffinitySymmetricWeight: Invalid value: -1: not in valid range [0-100]"
+         p.json:3:34: hardPodAffinitySymmetricWeight: Invalid value: -1: not in valid range [0-100]"
     );
 }
 
@@ -233,15 +240,18 @@ fn hard_pod_affinity_symmetric_weight_range() {
 #[test]
 fn unknown_top_level_key_is_located() {
     let e = err("fail/unknown-top-level-key.json");
-    assert!(
-        e.starts_with(
-            "config/policies/fail/unknown-top-level-key.json:5:3: invalid policy: prioritys: unknown field `prioritys`, expected one of"
-        ),
-        "{e}"
+    assert_eq!(
+        e,
+        "config/policies/fail/unknown-top-level-key.json:5:3: invalid policy: prioritys: unknown \
+         field `prioritys`, expected one of `kind`, `apiVersion`, `predicates`, `priorities`, \
+         `extenders`, `hardPodAffinitySymmetricWeight`, `alwaysCheckAllPredicates`"
     );
-    let y = parse_policy("p.yaml", "kind: Policy\napiVersion: v1\npredicates:\n- name: HostName\n  wieght: 3\n")
-        .unwrap_err()
-        .to_string();
+    let y = parse_policy(
+        "p.yaml",
+        "kind: Policy\napiVersion: v1\npredicates:\n- name: HostName\n  wieght: 3\n",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         y.starts_with("p.yaml:5:3: invalid policy: predicates[0]: unknown field `wieght`, expected `name` or `argument`"),
         "{y}"
@@ -269,9 +279,12 @@ fn duplicate_keys_are_errors() {
         "config/policies/fail/duplicate-key.yaml:4:1: invalid policy: duplicate field `priorities`"
     );
     // The singular alias does not hide a duplicate of itself.
-    let e = parse_policy("p.json", r#"{"kind":"Policy","apiVersion":"v1","predicate":[],"predicate":[]}"#)
-        .unwrap_err()
-        .to_string();
+    let e = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicate":[],"predicate":[]}"#,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("duplicate field `predicate`"), "{e}");
 }
 
@@ -285,11 +298,14 @@ fn type_errors_name_the_field() {
     .to_string();
     assert_eq!(
         e,
-        "p.json:2:34: invalid policy: priorities[0].weight: invalid type: string \"1\", expected i64"
+        "p.json:2:36: invalid policy: priorities[0].weight: invalid type: string \"1\", expected i64"
     );
-    let e = parse_policy("p.yaml", "kind: Policy\napiVersion: v1\npriorities:\n- name: X\n  weight: 1.5\n")
-        .unwrap_err()
-        .to_string();
+    let e = parse_policy(
+        "p.yaml",
+        "kind: Policy\napiVersion: v1\npriorities:\n- name: X\n  weight: 1.5\n",
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
         "p.yaml:5:11: invalid policy: priorities[0].weight: invalid type: floating point `1.5`, expected i64"
@@ -299,7 +315,12 @@ fn type_errors_name_the_field() {
 #[test]
 fn syntax_errors_carry_line_and_column() {
     let e = err("fail/syntax-error.json");
-    assert!(e.starts_with("config/policies/fail/syntax-error.json:4:38: invalid policy: trailing comma"), "{e}");
+    assert!(
+        e.starts_with(
+            "config/policies/fail/syntax-error.json:4:39: invalid policy: trailing comma"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -318,13 +339,22 @@ fn kind_and_api_version_are_checked() {
         ),
         "{e}"
     );
-    let e = parse_policy("p.json", r#"{"kind":"Policy"}"#).unwrap_err().to_string();
-    assert!(e.starts_with("p.json:1:1: invalid policy: Object 'apiVersion' is missing"), "{e}");
-    let e = parse_policy("p.yaml", "apiVersion: v1\n").unwrap_err().to_string();
+    let e = parse_policy("p.json", r#"{"kind":"Policy"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("p.json:1:1: invalid policy: Object 'apiVersion' is missing"),
+        "{e}"
+    );
+    let e = parse_policy("p.yaml", "apiVersion: v1\n")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("Object 'Kind' is missing"), "{e}");
     let e = parse_policy("p.yaml", "").unwrap_err().to_string();
     assert!(e.contains("Object 'apiVersion' is missing"), "{e}");
-    let e = parse_policy("p.yaml", "kind: policy\napiVersion: v1\n").unwrap_err().to_string();
+    let e = parse_policy("p.yaml", "kind: policy\napiVersion: v1\n")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no kind \"policy\""), "{e}");
 }
 
@@ -347,7 +377,7 @@ fn policy_test_go_api_versions_decode() {
     for v in ["v1", "kubescheduler.config.k8s.io/v1"] {
         let (policy, warnings) = decode_policy("p.yaml", &template(v)).unwrap();
         assert!(warnings.is_empty());
-        assert_eq!(policy.extenders, [expected.clone()]);
+        assert_eq!(policy.extenders, std::slice::from_ref(&expected));
         assert_eq!(policy.predicates, None);
         assert_eq!(policy.priorities, None);
     }
@@ -377,9 +407,9 @@ fn extender_validation_texts() {
     assert_eq!(
         lines,
         [
-            "p.json:2:49: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it",
+            "p.json:2:48: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it",
             "p.json:2:93: extenders[0].managedResources[0].name: Invalid value: \"cpu\": is an invalid extended resource name",
-            "p.json:2:144: extenders[0].managedResources[2].name: Invalid value: \"example.com/x\": duplicate extender managed resource name",
+            "p.json:2:133: extenders[0].managedResources[2].name: Invalid value: \"example.com/x\": duplicate extender managed resource name",
             "p.json:1:48: extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement bind",
         ]
     );
@@ -403,9 +433,9 @@ fn custom_priority_validation_texts() {
     assert_eq!(
         lines,
         [
-            "p.json:3:37: LabelPreference  priority \"L2\" has a different weight with \"L1\"",
-            "p.json:5:37: priority \"R2\" redeclares custom priority \"RequestedToCapacityRatio\", from: \"R1\"",
-            "p.json:6:36: no priority arguments set for priority E",
+            "p.json:3:36: LabelPreference  priority \"L2\" has a different weight with \"L1\"",
+            "p.json:5:36: priority \"R2\" redeclares custom priority \"RequestedToCapacityRatio\", from: \"R1\"",
+            "p.json:6:35: no priority arguments set for priority E",
         ]
     );
 }
@@ -414,7 +444,7 @@ fn custom_priority_validation_texts() {
 fn argument_count_must_be_one() {
     assert_eq!(
         err("fail/two-arguments.json"),
-        "config/policies/fail/two-arguments.json:5:34: exactly 1 predicate argument is required, numArgs: 2, predicate Custom"
+        "config/policies/fail/two-arguments.json:5:36: exactly 1 predicate argument is required, numArgs: 2, predicate Custom"
     );
     let e = parse_policy(
         "p.json",
@@ -422,17 +452,29 @@ fn argument_count_must_be_one() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.ends_with("exactly 1 priority argument is required, numArgs: 2, priority X"), "{e}");
+    assert!(
+        e.ends_with("exactly 1 priority argument is required, numArgs: 2, priority X"),
+        "{e}"
+    );
 }
 
 #[test]
 fn null_versus_empty_predicates_and_priorities() {
     // compatibility_test.go case "MandatoryFilters": [] → only the mandatory predicates.
     let empty = load("pass/mandatory-filters.json").unwrap();
-    assert_eq!(filters(&empty.resolved), ["NodeUnschedulable", "TaintToleration"]);
+    assert_eq!(
+        filters(&empty.resolved),
+        ["NodeUnschedulable", "TaintToleration"]
+    );
     assert!(empty.resolved.scores.is_empty());
     assert!(empty.warnings.is_empty(), "{:?}", empty.warnings);
-    assert!(empty.resolved.notes.iter().any(|n| n.starts_with("CheckNodeUnschedulable: added")));
+    assert!(
+        empty
+            .resolved
+            .notes
+            .iter()
+            .any(|n| n.starts_with("CheckNodeUnschedulable: added"))
+    );
 
     // null → DefaultPredicates / DefaultPriorities restricted to implemented plugins.
     let null = load("pass/defaults-null.json").unwrap();
@@ -458,18 +500,30 @@ fn null_versus_empty_predicates_and_priorities() {
     );
     assert_eq!(null.warnings.len(), 2, "{:?}", null.warnings);
     assert!(
-        null.warnings[0].starts_with("config/policies/pass/defaults-null.json:4:3: \"predicates\" is not set"),
+        null.warnings[0]
+            .starts_with("config/policies/pass/defaults-null.json:4:3: \"predicates\" is not set"),
         "{}",
         null.warnings[0]
     );
-    assert!(null.warnings[0].contains("MatchInterPodAffinity (InterPodAffinity)"), "{}", null.warnings[0]);
-    assert!(null.warnings[1].contains("NodePreferAvoidPodsPriority 10000 (NodePreferAvoidPods)"), "{}", null.warnings[1]);
+    assert!(
+        null.warnings[0].contains("MatchInterPodAffinity (InterPodAffinity)"),
+        "{}",
+        null.warnings[0]
+    );
+    assert!(
+        null.warnings[1].contains("NodePreferAvoidPodsPriority 10000 (NodePreferAvoidPods)"),
+        "{}",
+        null.warnings[1]
+    );
 
     // Absent keys behave like null; the warning has no line.
     let absent = load("pass/defaults-absent.yaml").unwrap();
     assert_eq!(absent.resolved.filters, null.resolved.filters);
     assert_eq!(absent.resolved.scores, null.resolved.scores);
-    assert!(absent.warnings[0].starts_with("config/policies/pass/defaults-absent.yaml: \"predicates\" is not set"));
+    assert!(
+        absent.warnings[0]
+            .starts_with("config/policies/pass/defaults-absent.yaml: \"predicates\" is not set")
+    );
     assert_eq!(absent.policy.predicates, None);
 }
 
@@ -479,7 +533,14 @@ fn general_predicates_expand_in_order() {
     let loaded = load("pass/general-predicates.json").unwrap();
     assert_eq!(
         filters(&loaded.resolved),
-        ["NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity", "TaintToleration"]
+        [
+            "NodeUnschedulable",
+            "NodeResourcesFit",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity",
+            "TaintToleration"
+        ]
     );
     assert!(loaded.resolved.scores.is_empty());
     // A part listed again keeps GeneralPredicates' position and records both names.
@@ -491,10 +552,20 @@ fn general_predicates_expand_in_order() {
     .resolved;
     assert_eq!(
         filters(&r),
-        ["NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity", "TaintToleration"]
+        [
+            "NodeUnschedulable",
+            "NodeResourcesFit",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity",
+            "TaintToleration"
+        ]
     );
     assert_eq!(r.filters[2].legacy_names, ["GeneralPredicates", "HostName"]);
-    assert_eq!(r.filters[3].legacy_names, ["GeneralPredicates", "PodFitsHostPorts", "PodFitsPorts"]);
+    assert_eq!(
+        r.filters[3].legacy_names,
+        ["GeneralPredicates", "PodFitsHostPorts", "PodFitsPorts"]
+    );
 }
 
 #[test]
@@ -503,15 +574,40 @@ fn yaml_flow_style_and_other_options() {
     let r = &loaded.resolved;
     assert_eq!(
         filters(r),
-        ["NodeUnschedulable", "NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity", "TaintToleration"]
+        [
+            "NodeUnschedulable",
+            "NodeResourcesFit",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity",
+            "TaintToleration"
+        ]
     );
-    assert_eq!(r.filters[1].legacy_names, ["GeneralPredicates", "PodFitsResources"]);
-    assert_eq!(scores(r), [("NodeResourcesMostAllocated", 2), ("SelectorSpread", 3)]);
+    assert_eq!(
+        r.filters[1].legacy_names,
+        ["GeneralPredicates", "PodFitsResources"]
+    );
+    assert_eq!(
+        scores(r),
+        [("NodeResourcesMostAllocated", 2), ("SelectorSpread", 3)]
+    );
     assert!(r.always_check_all_predicates);
     assert_eq!(r.hard_pod_affinity_symmetric_weight, 10);
-    assert!(r.notes.iter().any(|n| n.starts_with("hardPodAffinitySymmetricWeight: 10 has no effect yet")));
-    assert!(r.notes.iter().any(|n| n.starts_with("CheckNodeUnschedulable: added")));
-    assert!(!r.notes.iter().any(|n| n.starts_with("PodToleratesNodeTaints: added")));
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("hardPodAffinitySymmetricWeight: 10 has no effect yet"))
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("CheckNodeUnschedulable: added"))
+    );
+    assert!(
+        !r.notes
+            .iter()
+            .any(|n| n.starts_with("PodToleratesNodeTaints: added"))
+    );
 }
 
 #[test]
@@ -532,7 +628,8 @@ fn repeated_priority_follows_v1_22() {
     );
     assert_eq!(loaded.warnings.len(), 1);
     assert!(
-        loaded.warnings[0].starts_with("p.json:3:40: priority SelectorSpreadPriority is listed twice"),
+        loaded.warnings[0]
+            .starts_with("p.json:3:45: priority SelectorSpreadPriority is listed twice"),
         "{}",
         loaded.warnings[0]
     );
@@ -605,12 +702,21 @@ fn unsupported_names_fail_with_plugin() {
             ),
         )
         .unwrap_err();
-        assert!(e.to_string().contains(&format!("(score plugin {plugin})")), "{e}");
+        assert!(
+            e.to_string().contains(&format!("(score plugin {plugin})")),
+            "{e}"
+        );
     }
     // Custom priorities with arguments.
     for (arg, plugin) in [
-        (r#"{"labelPreference":{"label":"a","presence":true}}"#, "NodeLabel"),
-        (r#"{"serviceAntiAffinity":{"label":"zone"}}"#, "ServiceAffinity"),
+        (
+            r#"{"labelPreference":{"label":"a","presence":true}}"#,
+            "NodeLabel",
+        ),
+        (
+            r#"{"serviceAntiAffinity":{"label":"zone"}}"#,
+            "ServiceAffinity",
+        ),
         (
             r#"{"requestedToCapacityRatioArguments":{"shape":[{"utilization":0,"score":0},{"utilization":50,"score":7}]}}"#,
             "RequestedToCapacityRatio",
@@ -623,7 +729,10 @@ fn unsupported_names_fail_with_plugin() {
             ),
         )
         .unwrap_err();
-        assert!(e.to_string().contains(&format!("(score plugin {plugin})")), "{e}");
+        assert!(
+            e.to_string().contains(&format!("(score plugin {plugin})")),
+            "{e}"
+        );
     }
 }
 
@@ -637,7 +746,12 @@ fn removed_names_explain_why() {
         "{e}"
     );
     assert!(e.contains("PodToleratesNodeTaints"), "{e}");
-    for name in ["CheckNodeCondition", "CheckNodeDiskPressure", "CheckNodePIDPressure", "PodToleratesNodeNoExecuteTaints"] {
+    for name in [
+        "CheckNodeCondition",
+        "CheckNodeDiskPressure",
+        "CheckNodePIDPressure",
+        "PodToleratesNodeNoExecuteTaints",
+    ] {
         let e = parse_policy(
             "p.yaml",
             &format!("kind: Policy\napiVersion: v1\npredicates:\n- name: {name}\n"),
@@ -661,8 +775,15 @@ fn registered_name_with_argument_warns() {
         r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"HostName","argument":{"labelsPresence":{"labels":["a"]}}}],"priorities":[]}"#,
     )
     .unwrap();
-    assert_eq!(filters(&loaded.resolved), ["NodeUnschedulable", "NodeName", "TaintToleration"]);
-    assert!(loaded.warnings[0].contains("its argument is ignored"), "{:?}", loaded.warnings);
+    assert_eq!(
+        filters(&loaded.resolved),
+        ["NodeUnschedulable", "NodeName", "TaintToleration"]
+    );
+    assert!(
+        loaded.warnings[0].contains("its argument is ignored"),
+        "{:?}",
+        loaded.warnings
+    );
 }
 
 #[test]
@@ -683,10 +804,16 @@ fn missing_and_unreadable_files() {
     let missing = repo_root().join("config/policies/does-not-exist.json");
     let e = load_policy_file(&missing).unwrap_err();
     assert!(matches!(e, PolicyError::MissingFile { .. }));
-    assert_eq!(e.to_string(), format!("missing policy config file {}", missing.display()));
+    assert_eq!(
+        e.to_string(),
+        format!("missing policy config file {}", missing.display())
+    );
     let dir = repo_root().join("config/policies");
     let e = load_policy_file(&dir).unwrap_err();
-    assert!(e.to_string().starts_with("couldn't read policy config"), "{e}");
+    assert!(
+        e.to_string().starts_with("couldn't read policy config"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -696,7 +823,12 @@ fn every_pass_fixture_loads_and_every_fail_fixture_fails() {
         for entry in std::fs::read_dir(fixture(dir)).unwrap() {
             let path = entry.unwrap().path();
             let result = load_policy_file(&path);
-            assert_eq!(result.is_ok(), should_pass, "{}: {result:?}", path.display());
+            assert_eq!(
+                result.is_ok(),
+                should_pass,
+                "{}: {result:?}",
+                path.display()
+            );
             if let Err(e) = result {
                 let name = path.display().to_string();
                 assert!(e.to_string().starts_with(&name), "{e}");
@@ -713,10 +845,18 @@ fn resolved_plugins_are_all_implemented() {
     for entry in std::fs::read_dir(fixture("pass")).unwrap() {
         let loaded = load_policy_file(&entry.unwrap().path()).unwrap();
         for f in &loaded.resolved.filters {
-            assert!(IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin), "{}", f.plugin);
+            assert!(
+                IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin),
+                "{}",
+                f.plugin
+            );
         }
         for s in &loaded.resolved.scores {
-            assert!(IMPLEMENTED_SCORE_PLUGINS.contains(&s.plugin), "{}", s.plugin);
+            assert!(
+                IMPLEMENTED_SCORE_PLUGINS.contains(&s.plugin),
+                "{}",
+                s.plugin
+            );
             assert!(s.weight > 0);
         }
     }
@@ -742,8 +882,102 @@ score plugins (weight):
 alwaysCheckAllPredicates: false
 hardPodAffinitySymmetricWeight: 1
 notes:
-  - EqualPriority: skipped (kube-scheduler v1.18+ registers no plugin; every node would score equally)
   - CheckNodeUnschedulable: added (mandatory predicate: kube-scheduler v1.18+ always configures it)
-  - PodToleratesNodeTaints: added (mandatory predicate: kube-scheduler v1.18+ always configures it)";
+  - PodToleratesNodeTaints: added (mandatory predicate: kube-scheduler v1.18+ always configures it)
+  - EqualPriority: skipped (kube-scheduler v1.18+ registers no plugin; every node would score equally)";
     assert_eq!(shown, expected);
+}
+
+#[test]
+fn compatibility_test_json_verbatim_with_tabs() {
+    // compatibility_test.go case "GeneralPredicate", JSON copied with its tab indentation.
+    let json = "{\n\t\t  \"kind\": \"Policy\",\n\t\t  \"apiVersion\": \"v1\",\n\t\t  \"predicates\": [\n\t\t\t{\"name\": \"GeneralPredicates\"}\n                  ],\n\t\t  \"priorities\": [\n                  ]\n\t\t}";
+    let loaded = parse_policy("ct.json", json).unwrap();
+    assert_eq!(
+        filters(&loaded.resolved),
+        [
+            "NodeUnschedulable",
+            "NodeResourcesFit",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity",
+            "TaintToleration"
+        ]
+    );
+    // Positions count a tab as one column.
+    let bad = json.replace("GeneralPredicates", "GeneralPredicate");
+    let e = parse_policy("ct.json", &bad).unwrap_err().to_string();
+    assert!(
+        e.starts_with("ct.json:5:13: unknown predicate \"GeneralPredicate\""),
+        "{e}"
+    );
+    assert!(e.contains("did you mean \"GeneralPredicates\"?"), "{e}");
+}
+
+#[test]
+fn columns_count_characters_not_bytes() {
+    let json = "{\"kind\":\"Policy\",\"apiVersion\":\"v1\",\"predicates\":[{\"name\":\"Pödfits\"},{\"name\":\"Ünknown\"}]}";
+    let e = parse_policy("u.json", json).unwrap_err().to_string();
+    let col = json.split("\"Pödfits\"").next().unwrap().chars().count() + 1;
+    assert!(
+        e.starts_with(&format!("u.json:1:{col}: unknown predicate \"Pödfits\"")),
+        "{e}"
+    );
+    // A decode error after non-ASCII text on the same line.
+    let json = "{\"kind\":\"Policy\",\"apiVersion\":\"v1\",\"predicates\":[{\"name\":\"é\",\"argument\":{\"labelsPresence\":{\"presence\":\"yes\"}}}]}";
+    let e = parse_policy("u.json", json).unwrap_err().to_string();
+    let col = json.split("\"yes\"").next().unwrap().chars().count() + 1;
+    assert_eq!(
+        e,
+        format!(
+            "u.json:1:{col}: invalid policy: predicates[0].argument.labelsPresence.presence: invalid type: string \"yes\", expected a boolean"
+        )
+    );
+    // YAML.
+    let e = parse_policy(
+        "u.yaml",
+        "kind: Policy\napiVersion: v1\npredicates:\n- {name: é, argument: {}}\n- name: Ünknown\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with(
+            "u.yaml:4:23: exactly 1 predicate argument is required, numArgs: 0, predicate é"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn yaml_empty_value_is_null_and_bom_is_ignored() {
+    let loaded = parse_policy(
+        "p.yaml",
+        "\u{feff}kind: Policy\napiVersion: v1\npredicates:\npriorities: []\n",
+    )
+    .unwrap();
+    assert_eq!(loaded.policy.predicates, None);
+    assert!(
+        loaded.warnings[0].starts_with("p.yaml:3:1: \"predicates\" is not set"),
+        "{:?}",
+        loaded.warnings
+    );
+    assert!(loaded.resolved.scores.is_empty());
+    let singular_null = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicate":null,"priorities":[]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        singular_null.warnings.len(),
+        2,
+        "{:?}",
+        singular_null.warnings
+    );
+    assert!(singular_null.warnings[0].contains("treating it as \"predicates\""));
+    assert!(
+        singular_null.warnings[1].starts_with("p.json:1:36: \"predicate\" is not set"),
+        "{:?}",
+        singular_null.warnings
+    );
+    assert_eq!(filters(&singular_null.resolved).len(), 7);
 }

@@ -68,7 +68,11 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priorities: Option<Vec<PriorityPolicy>>,
     /// HTTP scheduler extenders (not supported by mini-scheduler yet).
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub extenders: Vec<LegacyExtender>,
     /// Weight (0..=100) of the implicit preferred affinity term mirrored from existing pods'
     /// required pod-affinity terms; 0 means "not set" (component default 1).
@@ -191,7 +195,11 @@ pub struct RequestedToCapacityRatioArguments {
     #[serde(default, deserialize_with = "null_as_default")]
     pub shape: Vec<UtilizationShapePoint>,
     /// Resources and their weights; empty means `cpu: 1, memory: 1`.
-    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub resources: Vec<ResourceSpec>,
 }
 
@@ -363,6 +371,8 @@ case_insensitive_deserialize!(ExtenderManagedResource, "an extender managedResou
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]

@@ -84,7 +84,9 @@ pub(crate) fn validate_policy(policy: &Policy, src: &Source<'_>) -> Vec<(Locatio
     if !(0..=100).contains(&w) {
         errors.push((
             src.value(&root.key("hardPodAffinitySymmetricWeight")),
-            format!("hardPodAffinitySymmetricWeight: Invalid value: {w}: not in valid range [0-100]"),
+            format!(
+                "hardPodAffinitySymmetricWeight: Invalid value: {w}: not in valid range [0-100]"
+            ),
         ));
     }
     errors
@@ -104,7 +106,10 @@ fn validate_custom_priority<'p>(
     } else if arg.requested_to_capacity_ratio_arguments.is_some() {
         ("RequestedToCapacityRatio", true)
     } else {
-        return Some(format!("no priority arguments set for priority {}", priority.name));
+        return Some(format!(
+            "no priority arguments set for priority {}",
+            priority.name
+        ));
     };
     if let Some(existing) = seen.get(kind) {
         if redeclare_check {
@@ -133,7 +138,10 @@ const DNS1123_SUBDOMAIN_FMT: &str =
 
 fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     let ex: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    format!("{msg} (e.g. {}regex used for validation is '{fmt}')", ex.join("or "))
+    format!(
+        "{msg} (e.g. {}regex used for validation is '{fmt}')",
+        ex.join("or ")
+    )
 }
 
 fn is_qualified_name_part(name: &str) -> bool {
@@ -143,7 +151,8 @@ fn is_qualified_name_part(name: &str) -> bool {
     };
     first.is_ascii_alphanumeric()
         && last.is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 fn is_dns1123_label(label: &str) -> bool {
@@ -161,7 +170,11 @@ fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
         errs.push("must be no more than 253 characters".to_string());
     }
     if !value.split('.').all(is_dns1123_label) {
-        errs.push(regex_error(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, &["example.com"]));
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_ERR,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
     }
     errs
 }
@@ -178,7 +191,9 @@ fn qualified_name_errors(value: &str) -> Vec<String> {
                 errs.push("prefix part must be non-empty".to_string());
             } else {
                 errs.extend(
-                    dns1123_subdomain_errors(prefix).into_iter().map(|m| format!("prefix part {m}")),
+                    dns1123_subdomain_errors(prefix)
+                        .into_iter()
+                        .map(|m| format!("prefix part {m}")),
                 );
             }
             *name
@@ -214,26 +229,41 @@ fn validate_extended_resource_name(name: &str) -> Vec<String> {
     let extended = !native
         && !name.starts_with("requests.")
         && qualified_name_errors(&format!("requests.{name}")).is_empty();
-    if extended { Vec::new() } else { vec!["is an invalid extended resource name".to_string()] }
+    if extended {
+        Vec::new()
+    } else {
+        vec!["is an invalid extended resource name".to_string()]
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
     fn extended_resource_names() {
         assert!(validate_extended_resource_name("example.com/foo").is_empty());
-        assert_eq!(validate_extended_resource_name("cpu"), ["is an invalid extended resource name"]);
+        assert_eq!(
+            validate_extended_resource_name("cpu"),
+            ["is an invalid extended resource name"]
+        );
         assert_eq!(
             validate_extended_resource_name("kubernetes.io/foo"),
             ["is an invalid extended resource name"]
         );
         let errs = validate_extended_resource_name("Example.com/foo");
         assert_eq!(errs.len(), 1);
-        assert!(errs[0].starts_with("prefix part a lowercase RFC 1123 subdomain"), "{errs:?}");
+        assert!(
+            errs[0].starts_with("prefix part a lowercase RFC 1123 subdomain"),
+            "{errs:?}"
+        );
         let errs = validate_extended_resource_name("a/b/c");
-        assert!(errs[0].starts_with("a qualified name must consist of"), "{errs:?}");
+        assert!(
+            errs[0].starts_with("a qualified name must consist of"),
+            "{errs:?}"
+        );
         assert!(
             errs[0].contains("(e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
             "{errs:?}"
@@ -244,7 +274,11 @@ mod tests {
                 "name part must be non-empty".to_string(),
                 format!(
                     "name part {}",
-                    regex_error(QUALIFIED_NAME_ERR, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"])
+                    regex_error(
+                        QUALIFIED_NAME_ERR,
+                        QUALIFIED_NAME_FMT,
+                        &["MyName", "my.name", "123-abc"]
+                    )
                 )
             ]
         );

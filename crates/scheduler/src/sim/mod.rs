@@ -267,7 +267,11 @@ pub fn simulate(
             .as_ref()
             .and_then(|s| s.phase.clone())
             .unwrap_or_default();
-        let ns = pod.metadata.namespace.clone().unwrap_or_else(|| "default".into());
+        let ns = pod
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
         let name = pod.metadata.name.clone().unwrap_or_default();
         let node_name = pod
             .spec
@@ -290,7 +294,10 @@ pub fn simulate(
             scores: None,
         };
         if phase == "Succeeded" || phase == "Failed" {
-            outcomes.push(skipped(format!("pod phase is {phase}"), (!node_name.is_empty()).then_some(node_name)));
+            outcomes.push(skipped(
+                format!("pod phase is {phase}"),
+                (!node_name.is_empty()).then_some(node_name),
+            ));
             continue;
         }
         if !node_name.is_empty() {
@@ -303,12 +310,18 @@ pub fn simulate(
                 }
                 Err(e) => warnings.push(format!("{e}; not counted against node {node_name}")),
             }
-            outcomes.push(skipped(format!("already assigned to node {node_name}"), Some(node_name)));
+            outcomes.push(skipped(
+                format!("already assigned to node {node_name}"),
+                Some(node_name),
+            ));
             continue;
         }
         if !scheduler_name.is_empty() && scheduler_name != cfg.scheduler_name {
             outcomes.push(skipped(
-                format!("schedulerName is {scheduler_name:?}, not {:?}", cfg.scheduler_name),
+                format!(
+                    "schedulerName is {scheduler_name:?}, not {:?}",
+                    cfg.scheduler_name
+                ),
                 None,
             ));
             continue;
@@ -379,7 +392,9 @@ pub fn simulate(
                         cfg.explain.then(|| {
                             fe.node_to_status
                                 .iter()
-                                .map(|(n, s)| (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect()))
+                                .map(|(n, s)| {
+                                    (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect())
+                                })
                                 .collect()
                         })
                     }
@@ -418,7 +433,11 @@ pub fn simulate(
         resources: resource_usage(&snapshot),
         gpu: gpu_usage(&snapshot),
         wall_time_seconds: wall,
-        pods_per_second: if wall > 0.0 { attempted as f64 / wall } else { 0.0 },
+        pods_per_second: if wall > 0.0 {
+            attempted as f64 / wall
+        } else {
+            0.0
+        },
     };
     Ok(Outcome {
         report: Report {

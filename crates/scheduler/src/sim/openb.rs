@@ -30,7 +30,10 @@ struct Csv<'a> {
 }
 
 fn read_csv<'a>(file: &'a str, text: &'a str) -> Result<Csv<'a>, SimError> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let header: Vec<&str> = lines
         .next()
         .map(|(_, l)| l.trim().split(',').collect())
@@ -74,7 +77,10 @@ impl Csv<'_> {
             .ok_or_else(|| SimError::Csv {
                 file: self.file.into(),
                 line,
-                message: format!("column {}: {v:?} is not a non-negative integer", self.header[col]),
+                message: format!(
+                    "column {}: {v:?} is not a non-negative integer",
+                    self.header[col]
+                ),
             })
     }
 }
@@ -169,7 +175,9 @@ pub fn parse_pods(
             return Err(SimError::Csv {
                 file: file.into(),
                 line: *line,
-                message: format!("num_gpu {n} with gpu_milli {milli}: a GPU share must be on one GPU"),
+                message: format!(
+                    "num_gpu {n} with gpu_milli {milli}: a GPU share must be on one GPU"
+                ),
             });
         }
         let q = quantities(&res);
