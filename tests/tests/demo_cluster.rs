@@ -19,7 +19,10 @@ fn run(seed: u64, explain: bool) -> Vec<PodOutcome> {
         percentage_of_nodes_to_score: 0,
         explain,
     };
-    sim::simulate(cluster, &loaded.resolved, &cfg).unwrap().report.pods
+    sim::simulate(cluster, &loaded.resolved, &cfg)
+        .unwrap()
+        .report
+        .pods
 }
 
 fn by_name(pods: &[PodOutcome]) -> BTreeMap<String, PodOutcome> {
@@ -35,7 +38,10 @@ fn demo_placements_follow_the_predicates() {
     assert_eq!(pods["shop/db-0"].node.as_deref(), Some("node-a1"));
     // hostPort 80 is taken on node-b1 by the running ingress-0.
     assert_eq!(pods["kube-system/ingress-1"].status, PodStatus::Scheduled);
-    assert_ne!(pods["kube-system/ingress-1"].node.as_deref(), Some("node-b1"));
+    assert_ne!(
+        pods["kube-system/ingress-1"].node.as_deref(),
+        Some("node-b1")
+    );
     // Only the tainted V100 node takes GPU pods; devices are chosen per pod.
     assert_eq!(pods["ml/train-0"].node.as_deref(), Some("gpu-b3"));
     assert_eq!(pods["ml/train-0"].gpu_indexes, Some(vec![0, 1]));

@@ -68,12 +68,31 @@ fn openb_default_trace_fits_allocatable_everywhere() {
     for n in out.snapshot.nodes() {
         let a = &n.allocatable;
         let r = &n.requested;
-        assert!(r.milli_cpu <= a.milli_cpu, "{}: cpu {} > {}", n.name, r.milli_cpu, a.milli_cpu);
+        assert!(
+            r.milli_cpu <= a.milli_cpu,
+            "{}: cpu {} > {}",
+            n.name,
+            r.milli_cpu,
+            a.milli_cpu
+        );
         assert!(r.memory <= a.memory, "{}: memory", n.name);
-        assert!(r.ephemeral_storage <= a.ephemeral_storage, "{}: ephemeral-storage", n.name);
-        assert!(n.pods.len() as i64 <= a.allowed_pod_number, "{}: pods", n.name);
+        assert!(
+            r.ephemeral_storage <= a.ephemeral_storage,
+            "{}: ephemeral-storage",
+            n.name
+        );
+        assert!(
+            n.pods.len() as i64 <= a.allowed_pod_number,
+            "{}: pods",
+            n.name
+        );
         for (name, v) in &r.scalar {
-            assert!(*v <= a.scalar(name), "{}: {name} {v} > {}", n.name, a.scalar(name));
+            assert!(
+                *v <= a.scalar(name),
+                "{}: {name} {v} > {}",
+                n.name,
+                a.scalar(name)
+            );
         }
         // Device use recomputed from the per-pod choices matches and stays within a device.
         let mut per_device = vec![0u32; n.gpu_used.len()];
@@ -82,22 +101,41 @@ fn openb_default_trace_fits_allocatable_everywhere() {
                 continue;
             }
             let idx = &n.gpu_assignments[&p.key()];
-            assert_eq!(idx.len() as u32, p.gpu.count, "{}: {} devices", n.name, p.key());
+            assert_eq!(
+                idx.len() as u32,
+                p.gpu.count,
+                "{}: {} devices",
+                n.name,
+                p.key()
+            );
             for &i in idx {
                 per_device[i as usize] += p.gpu.milli;
             }
         }
         assert_eq!(per_device, n.gpu_used, "{}: device accounting", n.name);
         for (i, u) in n.gpu_used.iter().enumerate() {
-            assert!(*u <= GPU_MILLI_PER_DEVICE, "{}: GPU {i} at {u} milli", n.name);
+            assert!(
+                *u <= GPU_MILLI_PER_DEVICE,
+                "{}: GPU {i} at {u} milli",
+                n.name
+            );
         }
         placed += n.pods.len();
     }
     assert_eq!(placed, scheduled);
 
     // The reported GPU indexes are the ones recorded on the nodes, and GPU models are honoured.
-    let by_node: BTreeMap<&str, _> = out.snapshot.nodes().iter().map(|n| (n.name.as_str(), n)).collect();
-    for p in report.pods.iter().filter(|p| p.status == PodStatus::Scheduled) {
+    let by_node: BTreeMap<&str, _> = out
+        .snapshot
+        .nodes()
+        .iter()
+        .map(|n| (n.name.as_str(), n))
+        .collect();
+    for p in report
+        .pods
+        .iter()
+        .filter(|p| p.status == PodStatus::Scheduled)
+    {
         let node = by_node[p.node.as_deref().unwrap()];
         let key = format!("{}/{}", p.namespace, p.name);
         assert_eq!(p.gpu_indexes.as_ref(), node.gpu_assignments.get(&key));

@@ -167,7 +167,11 @@ impl LeaderElectionConfig {
         if ld <= rd + rp {
             return Err(ConfigError::LeaseDurationNotAboveRenewDeadlinePlusRetryPeriod);
         }
-        for (field, value) in [("leaseDuration", ld), ("renewDeadline", rd), ("retryPeriod", rp)] {
+        for (field, value) in [
+            ("leaseDuration", ld),
+            ("renewDeadline", rd),
+            ("retryPeriod", rp),
+        ] {
             if value.subsec_nanos() != 0 || value.as_secs() < 1 {
                 return Err(ConfigError::NotWholeSeconds { field, value });
             }
@@ -269,7 +273,10 @@ mod tests {
     }
 
     fn msg(c: &LeaderElectionConfig) -> String {
-        c.validate().err().map(|e| e.to_string()).unwrap_or_default()
+        c.validate()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
     }
 
     #[test]
@@ -291,9 +298,15 @@ mod tests {
 
     #[test]
     fn client_go_error_texts_in_order() {
-        assert_eq!(msg(&cfg(10, 10, 2)), "leaseDuration must be greater than renewDeadline");
+        assert_eq!(
+            msg(&cfg(10, 10, 2)),
+            "leaseDuration must be greater than renewDeadline"
+        );
         // All zero: client-go reports the first rule, not "greater than zero".
-        assert_eq!(msg(&cfg(0, 0, 0)), "leaseDuration must be greater than renewDeadline");
+        assert_eq!(
+            msg(&cfg(0, 0, 0)),
+            "leaseDuration must be greater than renewDeadline"
+        );
         assert_eq!(
             msg(&cfg(15, 2, 2)),
             "renewDeadline must be greater than retryPeriod*JitterFactor"
@@ -306,7 +319,10 @@ mod tests {
         );
         c.renew_deadline = Duration::from_secs(7);
         assert_eq!(c.validate(), Ok(()));
-        assert_eq!(msg(&cfg(15, 10, 0)), "retryPeriod must be greater than zero");
+        assert_eq!(
+            msg(&cfg(15, 10, 0)),
+            "retryPeriod must be greater than zero"
+        );
         // leaseDuration/renewDeadline "> zero" are unreachable after the first two rules with
         // integer comparisons, exactly as in client-go; the variants still carry its texts.
         assert_eq!(

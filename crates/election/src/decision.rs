@@ -62,7 +62,9 @@ impl Observer {
     }
 
     pub(crate) fn holder(&self) -> Option<&str> {
-        self.current.as_ref().map(|o| o.record.holder_identity.as_str())
+        self.current
+            .as_ref()
+            .map(|o| o.record.holder_identity.as_str())
     }
 
     /// client-go `IsLeader`: the observed holder is `identity`.
@@ -89,10 +91,7 @@ impl Observer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AcquireDecision {
     /// Another identity holds an unexpired lease: wait.
-    HeldByOther {
-        holder: String,
-        expires_at: Instant,
-    },
+    HeldByOther { holder: String, expires_at: Instant },
     /// Write `record` with the read object's `resourceVersion`. `already_ours` means the read
     /// showed our own identity (a write of ours landed unseen); client-go counts that as a slow
     /// path renewal.
@@ -124,7 +123,11 @@ pub(crate) fn decide_acquire(
     let record = LeaderElectionRecord {
         holder_identity: identity.to_owned(),
         lease_duration_seconds,
-        acquire_time: if already_ours { old.acquire_time } else { Some(wall) },
+        acquire_time: if already_ours {
+            old.acquire_time
+        } else {
+            Some(wall)
+        },
         renew_time: Some(wall),
         leader_transitions: if already_ours {
             old.leader_transitions
@@ -251,7 +254,11 @@ mod tests {
         }
         let r = released(&rec("me", 5, 7), wall);
         assert_eq!(
-            (r.holder_identity.as_str(), r.lease_duration_seconds, r.leader_transitions),
+            (
+                r.holder_identity.as_str(),
+                r.lease_duration_seconds,
+                r.leader_transitions
+            ),
             ("", 1, 7)
         );
         let n = renewal(&rec("me", 5, 7), "me", 15, wall);

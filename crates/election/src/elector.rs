@@ -56,7 +56,9 @@ pub enum LossReason {
 impl fmt::Display for LossReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LossReason::RenewDeadlineExceeded { last_error: Some(e) } => {
+            LossReason::RenewDeadlineExceeded {
+                last_error: Some(e),
+            } => {
                 write!(f, "renew deadline exceeded (last error: {e})")
             }
             LossReason::RenewDeadlineExceeded { last_error: None } => {
@@ -146,7 +148,9 @@ impl<L: Lock> fmt::Debug for LeaderElector<L> {
 
 impl<L: Lock> LeaderElector<L> {
     /// Validates `config` and builds a follower. Sets `leader_election_master_status{name}` to 0
-    /// (client-go `NewLeaderElector`). Uses the system wall clock and a random jitter seed.
+    /// (client-go `NewLeaderElector`). Uses the system wall clock and a random jitter seed; under
+    /// tokio's paused clock use [`Self::with_clock`]`(`[`Clock::anchored`]`(..))` so renewals
+    /// still change `renewTime`.
     ///
     /// # Errors
     /// The first rule of [`LeaderElectionConfig::validate`] that fails.
@@ -236,6 +240,9 @@ impl<L: Lock> LeaderElector<L> {
                 None => return self.shutdown_following().await,
                 Some(Ok(true)) => break,
                 Some(Ok(false)) => {}
+                Some(Err(e)) if e.is_conflict() || e.is_already_exists() => {
+                    debug!(lease = %self.desc, error = %e, "lost the race to acquire lease: {e}");
+                }
                 Some(Err(e)) => {
                     warn!(lease = %self.desc, error = %e, "error retrieving or acquiring lease: {e}");
                 }
@@ -275,7 +282,11 @@ impl<L: Lock> LeaderElector<L> {
         let timeout = self.config.request_timeout();
         match tokio::time::timeout(timeout, fut).await {
             Ok(r) => r,
-            Err(_) => Err(LockError::new(op, self.desc.clone(), LockErrorKind::Timeout(timeout))),
+            Err(_) => Err(LockError::new(
+                op,
+                self.desc.clone(),
+                LockErrorKind::Timeout(timeout),
+            )),
         }
     }
 
@@ -362,7 +373,13 @@ impl<L: Lock> LeaderElector<L> {
         };
         self.observe(&lease);
         let now = self.clock.now();
-        match decision::decide_acquire(&self.observer, self.identity(), lds, now, self.clock.wall_now()) {
+        match decision::decide_acquire(
+            &self.observer,
+            self.identity(),
+            lds,
+            now,
+            self.clock.wall_now(),
+        ) {
             AcquireDecision::HeldByOther { holder, expires_at } => {
                 debug!(lease = %self.desc, holder = %holder,
                     expires_in = ?expires_at.saturating_duration_since(now),
@@ -481,21 +498,26 @@ impl<L: Lock> LeaderElector<L> {
         let lds = self.config.lease_duration_seconds();
         let now = self.clock.now();
         // Fast path: PUT the cached object (its resourceVersion makes the write conditional).
-        if let (Some(cached), Some(observed)) = (self.cached.clone(), self.observer.get()) {
-            if self.observer.is_holder(self.identity()) && self.observer.is_valid(now) {
-                let record =
-                    decision::renewal(&observed.record, self.identity(), lds, self.clock.wall_now());
-                let mut lease = cached;
-                lease.spec = Some(record.to_spec());
-                let start = self.clock.now();
-                match self.call(LockOp::Update, self.lock.update(lease)).await {
-                    Ok(updated) => {
-                        self.renewed(&updated, start);
-                        return Ok(());
-                    }
-                    Err(e) => debug!(lease = %self.desc, error = %e,
-                        "failed to update lease optimistically, falling back to slow path"),
+        if let (Some(cached), Some(observed)) = (self.cached.clone(), self.observer.get())
+            && self.observer.is_holder(self.identity())
+            && self.observer.is_valid(now)
+        {
+            let record = decision::renewal(
+                &observed.record,
+                self.identity(),
+                lds,
+                self.clock.wall_now(),
+            );
+            let mut lease = cached;
+            lease.spec = Some(record.to_spec());
+            let start = self.clock.now();
+            match self.call(LockOp::Update, self.lock.update(lease)).await {
+                Ok(updated) => {
+                    self.renewed(&updated, start);
+                    return Ok(());
                 }
+                Err(e) => debug!(lease = %self.desc, error = %e,
+                    "failed to update lease optimistically, falling back to slow path"),
             }
         }
         // Slow path: GET, check we still hold it, PUT with the fresh resourceVersion.
@@ -517,7 +539,12 @@ impl<L: Lock> LeaderElector<L> {
                 holder: observed.record.holder_identity.clone(),
             }));
         }
-        let record = decision::renewal(&observed.record, self.identity(), lds, self.clock.wall_now());
+        let record = decision::renewal(
+            &observed.record,
+            self.identity(),
+            lds,
+            self.clock.wall_now(),
+        );
         self.metrics.slowpath_exercised(&self.config.lease_name);
         let mut lease = lease;
         lease.spec = Some(record.to_spec());

@@ -55,7 +55,9 @@ impl LeaderHealthCheck {
         let LeaderState::Leader { deadline, .. } = &*state.borrow() else {
             return Ok(());
         };
-        let last_renew = deadline.checked_sub(self.renew_deadline).unwrap_or(*deadline);
+        let last_renew = deadline
+            .checked_sub(self.renew_deadline)
+            .unwrap_or(*deadline);
         let since = Instant::now().saturating_duration_since(last_renew);
         if since > self.lease_duration + self.timeout {
             Err(HealthError {
@@ -79,11 +81,8 @@ mod tests {
         let config = LeaderElectionConfig::new("me", "ns", "lock");
         let (tx, rx) = watch::channel(LeaderState::Follower { holder: None });
         let (_htx, hrx) = watch::channel(None);
-        let check = LeaderHealthCheck::new(
-            LeaderWatch::new(rx, hrx),
-            &config,
-            Duration::from_secs(20),
-        );
+        let check =
+            LeaderHealthCheck::new(LeaderWatch::new(rx, hrx), &config, Duration::from_secs(20));
         assert_eq!(check.check(), Ok(()));
         let renewed = Instant::now();
         tx.send_replace(LeaderState::Leader {

@@ -14,9 +14,20 @@
 //! Beyond client-go, the leader fences itself: leadership is valid only until the start of its
 //! last successful renew request + `renew_deadline`, checked with [`LeaderWatch::is_leading`] or a
 //! [`LeadershipGuard`] right before each leader-only write, and it ends at once when a read shows
-//! another holder. Given `lease_duration > renew_deadline + retry_period` (enforced by
-//! [`LeaderElectionConfig::validate`]) no other replica can acquire before that deadline.
-//! Leadership is one-shot: after [`ElectionOutcome::LeadershipLost`] the process should exit.
+//! another holder. A replica that sees that write at `o` (necessarily after the request started)
+//! cannot acquire before `o + lease_duration`, which is later than the deadline because
+//! `lease_duration > renew_deadline`; [`LeaderElectionConfig::validate`] also demands
+//! `lease_duration > renew_deadline + retry_period`, the bound client-go leaders need, so mixed
+//! fleets keep a margin. (Assumes replicas' clock *rates* differ by less than
+//! `lease_duration / renew_deadline`, like client-go.)
+//!
+//! Leadership is one-shot, like client-go's `Run`: after [`ElectionOutcome::LeadershipLost`] the
+//! elector does not campaign again and the process should exit (kube-scheduler exits with 1).
+//!
+//! Modules: `config` (settings, validation, identity), `record` (Lease spec mapping), `decision`
+//! (pure acquire/renew rules), `clock`, `lock` (the [`Lock`] trait and [`KubeLeaseLock`]),
+//! `memory` (in-memory store with fault injection for tests), `state` (published state and
+//! fence), `elector` (the loop), `metrics`, `health`.
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {

@@ -46,15 +46,17 @@ fn round_trip(lease: &Lease) -> Result<Lease, String> {
 }
 
 fn validate(lease: &Lease) -> Result<(), String> {
-    if let Some(d) = lease.spec.as_ref().and_then(|s| s.lease_duration_seconds) {
-        if d <= 0 {
-            return Err("spec.leaseDurationSeconds: Invalid value: must be greater than 0".into());
-        }
+    if let Some(d) = lease.spec.as_ref().and_then(|s| s.lease_duration_seconds)
+        && d <= 0
+    {
+        return Err("spec.leaseDurationSeconds: Invalid value: must be greater than 0".into());
     }
-    if let Some(t) = lease.spec.as_ref().and_then(|s| s.lease_transitions) {
-        if t < 0 {
-            return Err("spec.leaseTransitions: Invalid value: must be greater than or equal to 0".into());
-        }
+    if let Some(t) = lease.spec.as_ref().and_then(|s| s.lease_transitions)
+        && t < 0
+    {
+        return Err(
+            "spec.leaseTransitions: Invalid value: must be greater than or equal to 0".into(),
+        );
     }
     Ok(())
 }
@@ -122,7 +124,12 @@ impl MemoryLeaseStore {
         self.get(namespace, name).ok_or(LockErrorKind::NotFound)
     }
 
-    fn do_create(&self, namespace: &str, name: &str, lease: &Lease) -> Result<Lease, LockErrorKind> {
+    fn do_create(
+        &self,
+        namespace: &str,
+        name: &str,
+        lease: &Lease,
+    ) -> Result<Lease, LockErrorKind> {
         let mut lease = round_trip(lease).map_err(LockErrorKind::Invalid)?;
         validate(&lease).map_err(LockErrorKind::Invalid)?;
         let mut inner = lock_unpoisoned(&self.inner);
@@ -140,7 +147,12 @@ impl MemoryLeaseStore {
         Ok(lease)
     }
 
-    fn do_update(&self, namespace: &str, name: &str, lease: &Lease) -> Result<Lease, LockErrorKind> {
+    fn do_update(
+        &self,
+        namespace: &str,
+        name: &str,
+        lease: &Lease,
+    ) -> Result<Lease, LockErrorKind> {
         let mut lease = round_trip(lease).map_err(LockErrorKind::Invalid)?;
         validate(&lease).map_err(LockErrorKind::Invalid)?;
         let mut inner = lock_unpoisoned(&self.inner);
@@ -154,13 +166,15 @@ impl MemoryLeaseStore {
                  try again"
             ))
         };
-        if let Some(uid) = &lease.metadata.uid {
-            if current.metadata.uid.as_ref() != Some(uid) {
-                return Err(modified());
-            }
+        if let Some(uid) = &lease.metadata.uid
+            && current.metadata.uid.as_ref() != Some(uid)
+        {
+            return Err(modified());
         }
         match &lease.metadata.resource_version {
-            Some(rv) if !rv.is_empty() && current.metadata.resource_version.as_ref() != Some(rv) => {
+            Some(rv)
+                if !rv.is_empty() && current.metadata.resource_version.as_ref() != Some(rv) =>
+            {
                 return Err(modified());
             }
             _ => {}
@@ -373,11 +387,17 @@ mod tests {
         let created = a.create(lease("a")).await.unwrap();
         assert!(b.create(lease("b")).await.unwrap_err().is_already_exists());
         let read_b = b.get().await.unwrap();
-        assert_eq!(read_b.metadata.resource_version, created.metadata.resource_version);
+        assert_eq!(
+            read_b.metadata.resource_version,
+            created.metadata.resource_version
+        );
         let mut upd = created.clone();
         upd.spec = lease("a").spec;
         let updated = a.update(upd).await.unwrap();
-        assert_ne!(updated.metadata.resource_version, created.metadata.resource_version);
+        assert_ne!(
+            updated.metadata.resource_version,
+            created.metadata.resource_version
+        );
         assert_eq!(updated.metadata.uid, created.metadata.uid);
         // b writes with the stale version: 409.
         let mut stale = read_b;
@@ -388,7 +408,10 @@ mod tests {
         // Invalid durations are rejected like the API server does.
         let mut bad = updated.clone();
         bad.spec.as_mut().unwrap().lease_duration_seconds = Some(0);
-        assert!(matches!(a.update(bad).await.unwrap_err().kind, LockErrorKind::Invalid(_)));
+        assert!(matches!(
+            a.update(bad).await.unwrap_err().kind,
+            LockErrorKind::Invalid(_)
+        ));
         // Update of a deleted lease: not found.
         store.delete("ns", "l");
         assert!(a.update(updated).await.unwrap_err().is_not_found());
@@ -401,8 +424,14 @@ mod tests {
         let a = store.lock("ns", "l");
         let b = store.lock("ns", "l");
         a.faults().fail_next(2);
-        assert!(matches!(a.get().await.unwrap_err().kind, LockErrorKind::Injected(_)));
-        assert!(matches!(a.get().await.unwrap_err().kind, LockErrorKind::Injected(_)));
+        assert!(matches!(
+            a.get().await.unwrap_err().kind,
+            LockErrorKind::Injected(_)
+        ));
+        assert!(matches!(
+            a.get().await.unwrap_err().kind,
+            LockErrorKind::Injected(_)
+        ));
         assert!(a.get().await.unwrap_err().is_not_found());
         assert!(b.get().await.unwrap_err().is_not_found());
         a.faults().fail_after_apply_next(1);

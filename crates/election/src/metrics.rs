@@ -124,9 +124,18 @@ mod tests {
             .encode(&registry.gather(), &mut out)
             .unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("leader_election_master_status{name=\"l\"} 1"), "{text}");
-        assert!(text.contains("leader_election_slowpath_total{name=\"l\"} 1"), "{text}");
-        assert!(text.contains("leader_election_transitions_total{name=\"l\"} 1"), "{text}");
+        assert!(
+            text.contains("leader_election_master_status{name=\"l\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("leader_election_slowpath_total{name=\"l\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("leader_election_transitions_total{name=\"l\"} 1"),
+            "{text}"
+        );
         m.leader_off("l");
         assert_eq!(m.master_status("l"), 0);
         assert!(ElectionMetrics::new(&registry).is_err());

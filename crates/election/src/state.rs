@@ -245,7 +245,10 @@ mod tests {
             term: term(),
             deadline: Instant::now() + Duration::from_secs(1),
         });
-        assert!(guard.check().is_err(), "different acquired_at: another term");
+        assert!(
+            guard.check().is_err(),
+            "different acquired_at: another term"
+        );
         let g2 = w.leadership().expect("leading again");
         tx.send_replace(LeaderState::Follower { holder: None });
         assert_eq!(g2.check(), Err(FenceError::TermEnded));

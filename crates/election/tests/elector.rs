@@ -23,7 +23,9 @@ fn put_record(store: &MemoryLeaseStore, record: LeaderElectionRecord) -> Lease {
 
 fn held_by(holder: &str, renew_offset_secs: i64, transitions: i32) -> LeaderElectionRecord {
     let renew = wall_origin()
-        .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(renew_offset_secs))
+        .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(
+            renew_offset_secs,
+        ))
         .unwrap();
     LeaderElectionRecord {
         holder_identity: holder.into(),
@@ -40,9 +42,14 @@ async fn acquires_by_creating_the_lease_when_absent() {
     let store = MemoryLeaseStore::new();
     let t0 = Instant::now();
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     let acquired_at = a.handle.current_term().unwrap().acquired_at;
-    assert_eq!(acquired_at, t0, "creating the Lease makes us leader at once");
+    assert_eq!(
+        acquired_at, t0,
+        "creating the Lease makes us leader at once"
+    );
     let rec = store.record(NS, NAME).unwrap();
     assert_eq!(rec.holder_identity, "a");
     assert_eq!(rec.lease_duration_seconds, 15);
@@ -61,7 +68,12 @@ async fn acquires_by_creating_the_lease_when_absent() {
     assert_eq!(store.write_count() - writes, 30);
     assert_eq!(a.metrics.slowpath_total(NAME), 0);
     assert_eq!(a.handle.current_term(), Some(term));
-    assert!(a.handle.health_check(Duration::from_secs(20)).check().is_ok());
+    assert!(
+        a.handle
+            .health_check(Duration::from_secs(20))
+            .check()
+            .is_ok()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -72,14 +84,19 @@ async fn follows_a_renewing_holder_whatever_its_renew_time() {
             .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(skew))
             .unwrap();
         let a = replica_with_clock(&store, "a", 1, Clock::anchored(skewed));
-        wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+        wait_until(secs(1.0), || a.watch.is_leading())
+            .await
+            .unwrap();
         let b = replica(&store, "b", 2);
         let c = replica(&store, "c", 3);
         let until = Instant::now() + secs(120.0);
         while Instant::now() < until {
             tokio::time::sleep(Duration::from_millis(50)).await;
             assert!(a.watch.is_leading(), "skew {skew}: a keeps leading");
-            assert!(!b.watch.is_leading() && !c.watch.is_leading(), "skew {skew}");
+            assert!(
+                !b.watch.is_leading() && !c.watch.is_leading(),
+                "skew {skew}"
+            );
         }
         let renew = store.record(NS, NAME).unwrap().renew_time.unwrap();
         assert!((renew.as_second() - wall_origin().as_second() - skew).abs() <= 121);
@@ -116,8 +133,16 @@ async fn takes_over_only_after_a_full_lease_duration_without_observed_change() {
         .await
         .unwrap();
     let bound = LD + RP.mul_f64(2.0 * 2.2);
-    assert!(acquired >= renewed_at + LD, "took over {:?} after the change", acquired - renewed_at);
-    assert!(acquired <= renewed_at + bound, "took {:?}", acquired - renewed_at);
+    assert!(
+        acquired >= renewed_at + LD,
+        "took over {:?} after the change",
+        acquired - renewed_at
+    );
+    assert!(
+        acquired <= renewed_at + bound,
+        "took {:?}",
+        acquired - renewed_at
+    );
     assert!(acquired - t0 > LD + secs(10.0));
     let rec = store.record(NS, NAME).unwrap();
     assert_eq!(rec.holder_identity, "b");
@@ -221,7 +246,9 @@ async fn a_conflict_on_acquire_leaves_the_candidate_follower() {
     assert!(!handle.is_leading(), "409 on the acquiring PUT: not leader");
     assert_eq!(store.record(NS, NAME).unwrap().holder_identity, "racer");
     // The racer never renews: b waits a full lease duration from its first read of it.
-    let acquired = wait_until(secs(60.0), || handle.is_leading()).await.unwrap();
+    let acquired = wait_until(secs(60.0), || handle.is_leading())
+        .await
+        .unwrap();
     assert!(acquired >= t0 + LD, "{:?}", acquired - t0);
     assert_eq!(store.record(NS, NAME).unwrap().leader_transitions, 5);
 }
@@ -238,7 +265,11 @@ async fn a_slow_path_conflict_makes_the_leader_follower_at_once() {
     lock.set(Race::TouchMetadata);
     let t = Instant::now();
     let lost = wait_until(secs(30.0), || !w.is_leading()).await.unwrap();
-    assert_eq!(lost - t, RP, "lost at the first renewal, not at the deadline");
+    assert_eq!(
+        lost - t,
+        RP,
+        "lost at the first renewal, not at the deadline"
+    );
     assert_eq!(guard.check(), Err(FenceError::TermEnded));
     match handle.join().await.unwrap() {
         ElectionOutcome::LeadershipLost(LossReason::Conflict { error }) => {
@@ -254,12 +285,16 @@ async fn a_slow_path_conflict_makes_the_leader_follower_at_once() {
 async fn a_leader_whose_lease_was_taken_steps_down_at_its_next_renewal() {
     let store = MemoryLeaseStore::new();
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     tokio::time::sleep(secs(0.5)).await;
     let t = Instant::now();
     put_record(&store, held_by("intruder", 0, 1));
     let rv = store.get(NS, NAME).unwrap().metadata.resource_version;
-    let lost = wait_until(secs(30.0), || !a.watch.is_leading()).await.unwrap();
+    let lost = wait_until(secs(30.0), || !a.watch.is_leading())
+        .await
+        .unwrap();
     assert!(lost - t <= RP, "{:?}", lost - t);
     let outcome = a.handle.join().await.unwrap();
     assert_eq!(
@@ -277,7 +312,9 @@ async fn a_leader_whose_lease_was_taken_steps_down_at_its_next_renewal() {
 async fn a_failed_fast_path_falls_back_to_get_and_put() {
     let store = MemoryLeaseStore::new();
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     // The response of one renewal is lost: the write landed, our cached version is stale.
     let writes = store.write_count();
     a.faults.fail_after_apply_next(1);
@@ -285,7 +322,11 @@ async fn a_failed_fast_path_falls_back_to_get_and_put() {
     // Same attempt: the optimistic PUT failed (its write landed), then GET + PUT succeeded.
     assert_eq!(store.write_count() - writes, 2);
     assert!(a.watch.is_leading());
-    assert_eq!(a.metrics.slowpath_total(NAME), 1, "GET + PUT after the failed fast path");
+    assert_eq!(
+        a.metrics.slowpath_total(NAME),
+        1,
+        "GET + PUT after the failed fast path"
+    );
     // The next renewal: the cached object is from the slow path's PUT, so the fast path works.
     let next = next_renewal(&a.watch).await;
     assert_eq!(next - renewed, RP);
@@ -306,7 +347,9 @@ async fn renew_failures_fence_the_leader_by_its_renew_deadline() {
     for hang in [false, true] {
         let store = MemoryLeaseStore::new();
         let a = replica(&store, "a", 1);
-        wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+        wait_until(secs(1.0), || a.watch.is_leading())
+            .await
+            .unwrap();
         tokio::time::sleep(secs(7.0)).await;
         let last = next_renewal(&a.watch).await;
         let deadline = last + RD;
@@ -317,7 +360,10 @@ async fn renew_failures_fence_the_leader_by_its_renew_deadline() {
         }
         let guard = a.handle.leadership().unwrap();
         tokio::time::sleep_until(deadline - Duration::from_millis(1)).await;
-        assert!(a.watch.is_leading(), "hang={hang}: still leading just before the deadline");
+        assert!(
+            a.watch.is_leading(),
+            "hang={hang}: still leading just before the deadline"
+        );
         assert!(guard.check().is_ok());
         tokio::time::sleep_until(deadline).await;
         assert!(!a.watch.is_leading(), "hang={hang}: fenced at the deadline");
@@ -340,7 +386,9 @@ async fn renew_failures_fence_the_leader_by_its_renew_deadline() {
 async fn the_fence_holds_even_if_the_elector_task_is_gone() {
     let store = MemoryLeaseStore::new();
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     let last = next_renewal(&a.watch).await;
     let guard = a.handle.leadership().unwrap();
     a.handle.abort();
@@ -371,7 +419,9 @@ async fn release_writes_empty_holder_one_second_and_keeps_transitions() {
     released.lease_duration_seconds = 1;
     put_record(&store, released);
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     assert_eq!(store.record(NS, NAME).unwrap().leader_transitions, 7);
     let b = replica(&store, "b", 2);
     tokio::time::sleep(secs(30.0)).await;
@@ -403,7 +453,9 @@ async fn release_writes_empty_holder_one_second_and_keeps_transitions() {
 async fn a_stale_replica_never_blanks_the_new_holder_on_release() {
     let store = MemoryLeaseStore::new();
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     tokio::time::sleep(secs(0.5)).await;
     // Another replica took the lease (e.g. after a partition); `a` has not read it yet: its
     // cached object and observed record still say it holds the lease.
@@ -423,16 +475,22 @@ async fn a_stale_replica_never_blanks_the_new_holder_on_release() {
 async fn a_deleted_lease_ends_leadership_and_is_recreated_by_a_candidate() {
     let store = MemoryLeaseStore::new();
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     let b = replica(&store, "b", 2);
     tokio::time::sleep(secs(3.3)).await;
     store.delete(NS, NAME);
     let t = Instant::now();
     // Fast path 404 -> slow path GET 404 -> lost at a's next renewal.
-    let lost = wait_until(secs(10.0), || !a.watch.is_leading()).await.unwrap();
+    let lost = wait_until(secs(10.0), || !a.watch.is_leading())
+        .await
+        .unwrap();
     assert!(lost - t <= RP);
     // b may create it at its next poll; a's fence was already down by then.
-    let acquired = wait_until(secs(10.0), || b.watch.is_leading()).await.unwrap();
+    let acquired = wait_until(secs(10.0), || b.watch.is_leading())
+        .await
+        .unwrap();
     assert!(acquired >= lost);
     assert_eq!(
         a.handle.join().await.unwrap(),
@@ -444,13 +502,21 @@ async fn a_deleted_lease_ends_leadership_and_is_recreated_by_a_candidate() {
 async fn holder_changes_are_observable() {
     let store = MemoryLeaseStore::new();
     let a = replica(&store, "a", 1);
-    wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+    wait_until(secs(1.0), || a.watch.is_leading())
+        .await
+        .unwrap();
     let b = replica(&store, "b", 2);
     let mut holder = b.handle.holder();
-    holder.wait_for(|h| h.as_deref() == Some("a")).await.unwrap();
+    holder
+        .wait_for(|h| h.as_deref() == Some("a"))
+        .await
+        .unwrap();
     a.handle.shutdown();
     // b sees "" (released) or directly itself; in both cases it ends up observing "b".
-    holder.wait_for(|h| h.as_deref() == Some("b")).await.unwrap();
+    holder
+        .wait_for(|h| h.as_deref() == Some("b"))
+        .await
+        .unwrap();
     assert!(b.handle.is_leading());
     assert!(b.metrics.transitions_total(NAME) >= 2);
 }
@@ -461,7 +527,9 @@ async fn takeover_after_the_leader_stops_is_within_the_bound() {
     for seed in 0..12_u64 {
         let store = MemoryLeaseStore::new();
         let a = replica(&store, "a", seed);
-        wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+        wait_until(secs(1.0), || a.watch.is_leading())
+            .await
+            .unwrap();
         let others = [
             replica(&store, "b", seed * 10 + 1),
             replica(&store, "c", seed * 10 + 2),
@@ -473,13 +541,13 @@ async fn takeover_after_the_leader_stops_is_within_the_bound() {
         let seen = wait_until(secs(60.0), || others.iter().any(|r| r.watch.is_leading()))
             .await
             .unwrap();
-        let term = others
-            .iter()
-            .find_map(|r| r.handle.current_term())
-            .unwrap();
+        let term = others.iter().find_map(|r| r.handle.current_term()).unwrap();
         let acquired = term.acquired_at;
         assert!(seen - acquired <= Duration::from_millis(1));
-        assert!(!a.watch.state().borrow().is_leading_at(acquired), "seed {seed}: old leader fenced first");
+        assert!(
+            !a.watch.state().borrow().is_leading_at(acquired),
+            "seed {seed}: old leader fenced first"
+        );
         let waited = acquired - last_change;
         assert!(waited >= LD, "seed {seed}: took over after only {waited:?}");
         assert!(waited <= bound, "seed {seed}: took {waited:?} > {bound:?}");
@@ -494,7 +562,9 @@ async fn takeover_after_a_release_is_within_one_jittered_retry_period() {
     for seed in 0..12_u64 {
         let store = MemoryLeaseStore::new();
         let a = replica(&store, "a", seed);
-        wait_until(secs(1.0), || a.watch.is_leading()).await.unwrap();
+        wait_until(secs(1.0), || a.watch.is_leading())
+            .await
+            .unwrap();
         let others = [
             replica(&store, "b", seed * 10 + 1),
             replica(&store, "c", seed * 10 + 2),

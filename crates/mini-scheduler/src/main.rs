@@ -19,7 +19,11 @@ const DEMO_POLICY: &str = include_str!("../../../config/policy-config-file.json"
 const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser, Debug)]
-#[command(name = "mini-scheduler", version, about = "A Kubernetes secondary scheduler with legacy Policy support")]
+#[command(
+    name = "mini-scheduler",
+    version,
+    about = "A Kubernetes secondary scheduler with legacy Policy support"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

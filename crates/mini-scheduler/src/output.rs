@@ -68,17 +68,21 @@ pub fn print_table(report: &Report) -> io::Result<()> {
             let mut rows: Vec<_> = s.iter().collect();
             rows.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
             for (node, sc) in rows {
-                let parts: Vec<String> = sc
-                    .plugins
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                let mark = if p.node.as_deref() == Some(node.as_str()) && p.status == PodStatus::Scheduled {
+                let parts: Vec<String> =
+                    sc.plugins.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let mark = if p.node.as_deref() == Some(node.as_str())
+                    && p.status == PodStatus::Scheduled
+                {
                     "→"
                 } else {
                     " "
                 };
-                writeln!(out, "    {mark} {node}: total {} ({})", sc.total, parts.join(", "))?;
+                writeln!(
+                    out,
+                    "    {mark} {node}: total {} ({})",
+                    sc.total,
+                    parts.join(", ")
+                )?;
             }
         }
     }

@@ -146,6 +146,44 @@ impl CycleState {
     }
 }
 
+/// A sufficient condition for a filter to pass a node, checked on the node's
+/// [`NodeHot`](crate::snapshot::NodeHot) row. The runtime ANDs the checks of all active filters
+/// and runs the per-node filters only on the nodes the combined check does not pass, so a
+/// fast check may be conservative (reject too much) but must never accept a node its filter
+/// would reject.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FastCheck {
+    /// The node passes only if none of these `NodeHot` flags is set.
+    pub forbidden_flags: u32,
+    /// When set, the node passes only if it has room for one more pod and for this many more
+    /// millicores of cpu and bytes of memory of fit requests.
+    pub fits: Option<(i64, i64)>,
+}
+
+impl FastCheck {
+    /// Both conditions at once.
+    pub fn and(self, other: FastCheck) -> FastCheck {
+        FastCheck {
+            forbidden_flags: self.forbidden_flags | other.forbidden_flags,
+            fits: match (self.fits, other.fits) {
+                (None, f) | (f, None) => f,
+                (Some((c1, m1)), Some((c2, m2))) => Some((c1.max(c2), m1.max(m2))),
+            },
+        }
+    }
+
+    /// Whether `h` satisfies the condition.
+    #[inline(always)]
+    pub fn passes(&self, h: &crate::snapshot::NodeHot) -> bool {
+        h.flags & self.forbidden_flags == 0
+            && self.fits.is_none_or(|(cpu, mem)| {
+                i64::from(h.pod_count) < h.alloc_pods
+                    && h.alloc_milli_cpu >= cpu + h.req_milli_cpu
+                    && h.alloc_memory >= mem + h.req_memory
+            })
+    }
+}
+
 /// A Filter plugin (with its optional PreFilter). Filters decide whether a pod *can* run on a
 /// node; the first failing filter's status explains why not.
 pub trait FilterPlugin: Send + Sync {
@@ -162,11 +200,17 @@ pub trait FilterPlugin: Send + Sync {
     /// Filter one node.
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status;
 
+    /// A sufficient condition for [`FilterPlugin::filter`] to pass, for this pod, checkable on
+    /// the node's hot row; `None` when the plugin has none.
+    fn fast_check(&self, _pod: &PodInfo) -> Option<FastCheck> {
+        None
+    }
+
     /// Filter a batch: keep in `candidates` (indexes into [`Snapshot::nodes`]) the nodes that
     /// pass, push the others with their status onto `failed`. The default calls
     /// [`FilterPlugin::filter`] per node; it is monomorphised per plugin, so the per-node call is
-    /// static. Hot plugins override it to read the compact [`Snapshot::hot`] rows and call
-    /// `filter` only for the nodes the fast path cannot decide, so both paths give one answer.
+    /// static. Nodes that pass the plugin's [`FilterPlugin::fast_check`] on their
+    /// [`Snapshot::hot`] row are kept without calling `filter`.
     fn filter_nodes(
         &self,
         state: &CycleState,
@@ -176,7 +220,12 @@ pub trait FilterPlugin: Send + Sync {
         failed: &mut Vec<(u32, Status)>,
     ) {
         let nodes = snapshot.nodes();
+        let hot = snapshot.hot();
+        let fast = self.fast_check(pod);
         candidates.retain(|&i| {
+            if fast.is_some_and(|f| f.passes(&hot[i as usize])) {
+                return true;
+            }
             let s = self.filter(state, pod, &nodes[i as usize]);
             if s.is_success() {
                 true
@@ -199,6 +248,41 @@ pub enum ScoreMode {
     Uniform(i64),
 }
 
+/// The resource scorers whose raw score is a pure function of a node's
+/// [`NodeHot`](crate::snapshot::NodeHot) row and the pod's scoring request, already on the
+/// 0..=100 scale (no NormalizeScore). The runtime computes all of them, weighted, in one pass
+/// over the feasible nodes instead of one pass per plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HotScorer {
+    /// `NodeResourcesLeastAllocated`.
+    LeastAllocated,
+    /// `NodeResourcesMostAllocated`.
+    MostAllocated,
+    /// `NodeResourcesBalancedAllocation`.
+    BalancedAllocation,
+}
+
+impl HotScorer {
+    /// The score from `[(allocatable, requested) of cpu, of memory]`.
+    #[inline(always)]
+    pub fn score(self, pairs: [(i64, i64); 2]) -> i64 {
+        match self {
+            HotScorer::LeastAllocated => plugins::average_over_allocatable(
+                pairs,
+                plugins::least_allocated::least_requested_score,
+            ),
+            HotScorer::MostAllocated => plugins::average_over_allocatable(
+                pairs,
+                plugins::most_allocated::most_requested_score,
+            ),
+            HotScorer::BalancedAllocation => {
+                let [(ac, rc), (am, rm)] = pairs;
+                plugins::balanced_allocation::balanced_score(rc, ac, rm, am)
+            }
+        }
+    }
+}
+
 /// A Score plugin with its PreScore and NormalizeScore.
 pub trait ScorePlugin: Send + Sync {
     /// The framework plugin name (`NodeResourcesLeastAllocated`, ...).
@@ -216,6 +300,12 @@ pub trait ScorePlugin: Send + Sync {
         _feasible: &[u32],
     ) -> Result<ScoreMode, Status> {
         Ok(ScoreMode::PerNode)
+    }
+
+    /// When the plugin is one of the [`HotScorer`]s: which one. Its `score` must then equal
+    /// `HotScorer::score` on the node's hot row.
+    fn hot_scorer(&self) -> Option<HotScorer> {
+        None
     }
 
     /// Raw score of one node.

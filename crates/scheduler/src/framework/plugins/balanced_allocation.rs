@@ -7,7 +7,7 @@
 
 use super::cpu_mem_alloc_req;
 use crate::framework::types::NodeInfo;
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScorePlugin, Status};
+use crate::framework::{CycleState, HotScorer, MAX_NODE_SCORE, PodInfo, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -17,6 +17,7 @@ pub const NAME: &str = "NodeResourcesBalancedAllocation";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BalancedAllocation;
 
+#[inline(always)]
 fn fraction_of_capacity(requested: i64, capacity: i64) -> f64 {
     if capacity == 0 {
         return 1.0;
@@ -25,7 +26,7 @@ fn fraction_of_capacity(requested: i64, capacity: i64) -> f64 {
 }
 
 /// `balancedResourceScorer` without volumes.
-#[inline]
+#[inline(always)]
 pub fn balanced_score(cpu_req: i64, cpu_cap: i64, mem_req: i64, mem_cap: i64) -> i64 {
     let fc = fraction_of_capacity(cpu_req, cpu_cap);
     let fm = fraction_of_capacity(mem_req, mem_cap);
@@ -39,6 +40,10 @@ impl ScorePlugin for BalancedAllocation {
         NAME
     }
 
+    fn hot_scorer(&self) -> Option<HotScorer> {
+        Some(HotScorer::BalancedAllocation)
+    }
+
     fn score_nodes(
         &self,
         _state: &CycleState,
@@ -47,8 +52,8 @@ impl ScorePlugin for BalancedAllocation {
         feasible: &[u32],
         out: &mut [i64],
     ) -> Result<(), Status> {
-        super::score_from_hot(pod, snapshot, feasible, out, |[(ac, rc), (am, rm)]| {
-            balanced_score(rc, ac, rm, am)
+        super::score_from_hot(pod, snapshot, feasible, out, |pairs| {
+            HotScorer::BalancedAllocation.score(pairs)
         });
         Ok(())
     }

@@ -6,7 +6,7 @@
 
 use super::{average_over_allocatable, cpu_mem_alloc_req};
 use crate::framework::types::NodeInfo;
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScorePlugin, Status};
+use crate::framework::{CycleState, HotScorer, PodInfo, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -17,17 +17,22 @@ pub const NAME: &str = "NodeResourcesLeastAllocated";
 pub struct LeastAllocated;
 
 /// `leastRequestedScore`.
-#[inline]
+#[inline(always)]
 pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
     }
-    (capacity - requested) * MAX_NODE_SCORE / capacity
+    // `(capacity - requested) * MAX_NODE_SCORE / capacity`, MAX_NODE_SCORE being 100.
+    super::percent_floor(capacity - requested, capacity)
 }
 
 impl ScorePlugin for LeastAllocated {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn hot_scorer(&self) -> Option<HotScorer> {
+        Some(HotScorer::LeastAllocated)
     }
 
     fn score_nodes(
@@ -39,7 +44,7 @@ impl ScorePlugin for LeastAllocated {
         out: &mut [i64],
     ) -> Result<(), Status> {
         super::score_from_hot(pod, snapshot, feasible, out, |pairs| {
-            average_over_allocatable(pairs, least_requested_score)
+            HotScorer::LeastAllocated.score(pairs)
         });
         Ok(())
     }
@@ -58,6 +63,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::framework::MAX_NODE_SCORE;
     use crate::framework::plugins::testutil::{
         NodeB, PodB, cpu_and_memory, cpu_only, labels1, labels2, make_node, no_resources,
         raw_scores,

@@ -5,7 +5,7 @@
 
 use super::{average_over_allocatable, cpu_mem_alloc_req};
 use crate::framework::types::NodeInfo;
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScorePlugin, Status};
+use crate::framework::{CycleState, HotScorer, PodInfo, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -16,17 +16,22 @@ pub const NAME: &str = "NodeResourcesMostAllocated";
 pub struct MostAllocated;
 
 /// `mostRequestedScore`.
-#[inline]
+#[inline(always)]
 pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 {
         return 0;
     }
-    requested.min(capacity) * MAX_NODE_SCORE / capacity
+    // `min(requested, capacity) * MAX_NODE_SCORE / capacity`, MAX_NODE_SCORE being 100.
+    super::percent_floor(requested.min(capacity), capacity)
 }
 
 impl ScorePlugin for MostAllocated {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn hot_scorer(&self) -> Option<HotScorer> {
+        Some(HotScorer::MostAllocated)
     }
 
     fn score_nodes(
@@ -38,7 +43,7 @@ impl ScorePlugin for MostAllocated {
         out: &mut [i64],
     ) -> Result<(), Status> {
         super::score_from_hot(pod, snapshot, feasible, out, |pairs| {
-            average_over_allocatable(pairs, most_requested_score)
+            HotScorer::MostAllocated.score(pairs)
         });
         Ok(())
     }

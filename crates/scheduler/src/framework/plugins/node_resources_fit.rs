@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 
 use crate::framework::types::{NodeInfo, is_extended_resource_name};
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
-use crate::snapshot::{NodeHot, Snapshot};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
+use crate::snapshot::NodeHot;
 
 /// Plugin name.
 pub const NAME: &str = "NodeResourcesFit";
@@ -111,24 +111,13 @@ impl FilterPlugin for NodeResourcesFit {
         NAME
     }
 
-    fn filter_nodes(
-        &self,
-        state: &CycleState,
-        pod: &PodInfo,
-        snapshot: &Snapshot,
-        candidates: &mut Vec<u32>,
-        failed: &mut Vec<(u32, Status)>,
-    ) {
+    fn fast_check(&self, pod: &PodInfo) -> Option<FastCheck> {
+        // Only for requests of cpu and memory alone; anything else takes the full check.
         let q = &pod.requests;
-        let simple = q.ephemeral_storage == 0 && q.scalar.is_empty();
-        let (cpu, mem) = (q.milli_cpu, q.memory);
-        super::retain_with_fast_path(self, state, pod, snapshot, candidates, failed, |h| {
-            simple
-                && i64::from(h.pod_count) < h.alloc_pods
-                && h.alloc_milli_cpu >= cpu + h.req_milli_cpu
-                && h.alloc_memory >= mem + h.req_memory
-                && h.flags & NodeHot::OTHER_OVERCOMMIT == 0
-        });
+        (q.ephemeral_storage == 0 && q.scalar.is_empty()).then_some(FastCheck {
+            forbidden_flags: NodeHot::OTHER_OVERCOMMIT,
+            fits: Some((q.milli_cpu, q.memory)),
+        })
     }
 
     #[inline]

@@ -3,8 +3,8 @@
 //! with effect `NoSchedule`. Follows `pkg/scheduler/framework/plugins/nodeunschedulable` (v1.22).
 
 use crate::framework::types::{NodeInfo, Taint, TaintEffect};
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
-use crate::snapshot::{NodeHot, Snapshot};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
+use crate::snapshot::NodeHot;
 
 /// Plugin name.
 pub const NAME: &str = "NodeUnschedulable";
@@ -20,17 +20,11 @@ impl FilterPlugin for NodeUnschedulable {
         NAME
     }
 
-    fn filter_nodes(
-        &self,
-        state: &CycleState,
-        pod: &PodInfo,
-        snapshot: &Snapshot,
-        candidates: &mut Vec<u32>,
-        failed: &mut Vec<(u32, Status)>,
-    ) {
-        super::retain_with_fast_path(self, state, pod, snapshot, candidates, failed, |h| {
-            h.flags & NodeHot::UNSCHEDULABLE == 0
-        });
+    fn fast_check(&self, _pod: &PodInfo) -> Option<FastCheck> {
+        Some(FastCheck {
+            forbidden_flags: NodeHot::UNSCHEDULABLE,
+            fits: None,
+        })
     }
 
     #[inline]

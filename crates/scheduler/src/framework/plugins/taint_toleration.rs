@@ -4,8 +4,8 @@
 //! `v1helper.FindMatchingUntoleratedTaint`.
 
 use crate::framework::types::{NodeInfo, TaintEffect};
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
-use crate::snapshot::{NodeHot, Snapshot};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
+use crate::snapshot::NodeHot;
 
 /// Plugin name.
 pub const NAME: &str = "TaintToleration";
@@ -19,17 +19,11 @@ impl FilterPlugin for TaintToleration {
         NAME
     }
 
-    fn filter_nodes(
-        &self,
-        state: &CycleState,
-        pod: &PodInfo,
-        snapshot: &Snapshot,
-        candidates: &mut Vec<u32>,
-        failed: &mut Vec<(u32, Status)>,
-    ) {
-        super::retain_with_fast_path(self, state, pod, snapshot, candidates, failed, |h| {
-            h.flags & NodeHot::FILTER_TAINTS == 0
-        });
+    fn fast_check(&self, _pod: &PodInfo) -> Option<FastCheck> {
+        Some(FastCheck {
+            forbidden_flags: NodeHot::FILTER_TAINTS,
+            fits: None,
+        })
     }
 
     #[inline]
