@@ -837,6 +837,31 @@ impl NodeInfo {
         true
     }
 
+    /// Whether `req` fits on this node's devices ([`NodeInfo::pick_gpus`] would return
+    /// `Some`), without allocating.
+    pub fn fits_gpus(&self, req: GpuRequest) -> bool {
+        if req.count == 0 {
+            return true;
+        }
+        let need = if req.milli >= GPU_MILLI_PER_DEVICE {
+            GPU_MILLI_PER_DEVICE
+        } else {
+            req.milli
+        };
+        let usable = self
+            .gpu_used
+            .iter()
+            .filter(|&&u| {
+                if need >= GPU_MILLI_PER_DEVICE {
+                    u == 0
+                } else {
+                    GPU_MILLI_PER_DEVICE.saturating_sub(u) >= need
+                }
+            })
+            .count();
+        usable >= req.count as usize
+    }
+
     /// Choose GPU devices for `req` on this node, or `None` when they do not fit.
     ///
     /// Whole GPUs (`milli == 1000`) take the lowest-indexed fully free devices. A share of one

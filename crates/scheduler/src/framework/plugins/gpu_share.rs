@@ -36,7 +36,7 @@ impl FilterPlugin for GpuShare {
     }
 
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        if node.pick_gpus(pod.gpu).is_some() {
+        if node.fits_gpus(pod.gpu) {
             Status::success()
         } else if pod.gpu.milli >= crate::framework::types::GPU_MILLI_PER_DEVICE {
             Status::new(Code::Unschedulable, ERR_REASON_WHOLE)

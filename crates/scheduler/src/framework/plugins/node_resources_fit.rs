@@ -88,7 +88,10 @@ pub fn fits_request(
     }
     for (name, q) in &req.scalar {
         // v1.22 compares zero-quantity requests too; only extended resources can be ignored.
-        if is_extended_resource_name(name) && ignored.iter().any(|i| i == name) {
+        if !ignored.is_empty()
+            && is_extended_resource_name(name)
+            && ignored.iter().any(|i| i == name)
+        {
             continue;
         }
         let used = r.scalar(name);
@@ -130,7 +133,9 @@ impl FilterPlugin for NodeResourcesFit {
             && a.milli_cpu >= q.milli_cpu + r.milli_cpu
             && a.memory >= q.memory + r.memory
             && a.ephemeral_storage >= q.ephemeral_storage + r.ephemeral_storage
-            && q.scalar.is_empty()
+            && q.scalar
+                .iter()
+                .all(|(name, v)| a.scalar(name) >= v + r.scalar(name))
         {
             return Status::success();
         }
