@@ -5,10 +5,12 @@
 //! Semantics follow kube-scheduler v1.22, the last release that read a Policy file, with scores
 //! on the framework scale 0..=100.
 
+pub mod cache;
 pub mod framework;
 pub mod labels;
 pub mod policy;
 pub mod quantity;
+pub mod queue;
 pub mod schedule_one;
 pub mod sim;
 pub mod snapshot;

@@ -1,0 +1,872 @@
+//! The scheduler cache: the nodes and assigned pods seen by the watches, plus the pods this
+//! scheduler has *assumed* (bound, or being bound, but not yet seen assigned by the watch),
+//! kept as a [`Snapshot`] that scheduling cycles read directly.
+//!
+//! Follows kube-scheduler's `pkg/scheduler/internal/cache/cache.go` and the state machine
+//! documented in `pkg/scheduler/internal/cache/interface.go` (v1.22):
+//!
+//! ```text
+//!   +-------------------------------------------+  +----+
+//!   |                            Add            |  |    |
+//!   |                                           |  |    | Update
+//!   +      Assume                Add            v  v    |
+//! Initial +--------> Assumed +------------+---> Added <--+
+//!   ^                +   +               |       +
+//!   |                |   |               |       |
+//!   |                |   |           Add |       | Remove
+//!   |                |   |               |       |
+//!   |                |   |               +       |
+//!   +----------------+   +-----------> Expired   +----> Deleted
+//!         Forget             Expire
+//! ```
+//!
+//! - [`Cache::assume_pod`] (Initial → Assumed) accounts the pod on its node at once, so the next
+//!   cycle sees the resources taken before the API server has answered the binding.
+//! - [`Cache::finish_binding`] starts the expiry clock of an assumed pod; an assumed pod whose
+//!   binding never finished never expires (upstream's `bindingFinished`).
+//! - [`Cache::forget_pod`] (Assumed → Initial) undoes an assumption when binding failed.
+//! - [`Cache::add_pod`] (Assumed → Added, or Initial/Expired → Added) confirms an assumed pod
+//!   when the watch shows it assigned; if it was assigned to another node than assumed, it is
+//!   moved there. A pod the scheduler never assumed (bound by someone else, or before this
+//!   replica started) is simply added.
+//! - [`Cache::cleanup_expired`] (Assumed → Expired) drops assumed pods whose binding finished
+//!   more than the TTL ago without the watch confirming them.
+//! - [`Cache::remove_pod`] (Added → Deleted).
+//!
+//! "Initial", "Expired" and "Deleted" pods are not kept. Pending pods (deleted or bound by
+//! someone else while queued) are the queue's concern, not the cache's.
+//!
+//! Deviations, all towards accepting what a `kube-runtime` watcher delivers (it reports
+//! `Apply` for both add and update, and a relist may replay objects):
+//!
+//! - [`Cache::add_pod`] of an Added pod updates it, and [`Cache::update_pod`] of an Assumed or
+//!   unknown pod confirms or adds it (upstream returns an error for both).
+//! - A watch event carrying another UID than the cached pod of the same `namespace/name` is a
+//!   new incarnation: the old one is removed first (upstream's `updatePodInCache` does this
+//!   for updates; the cache itself is keyed by UID there).
+//! - A pod assigned to another node than the one it was added on is moved, where upstream
+//!   exits the process ("SchedulerCache is corrupted").
+//! - [`Cache::remove_pod`] removes an Assumed pod too (upstream refuses): the pod is gone.
+//!
+//! **Pods on unknown nodes.** Upstream keeps a placeholder `NodeInfo` holding such pods
+//! outside the node tree. Here every pod records its node name; a pod whose node is not in the
+//! snapshot is *parked*: remembered, not accounted, invisible to scheduling. When the node is
+//! added, its parked pods are accounted on it. Removing a node parks its pods the same way (the
+//! pod deletions may arrive later on their own watch, as upstream's `RemoveNode` notes), so a
+//! node that comes back gets its pods back. Assuming a pod onto an unknown node is an error.
+//!
+//! **Expiry TTL.** `durationToExpireAssumedPod` was 30 s in v1.22.0 (`internalcache.New(30 *
+//! time.Second, ...)` in `pkg/scheduler/factory.go`); kubernetes/kubernetes#106412 raised it
+//! (v1.23: 15 min in `pkg/scheduler/scheduler.go`) after #106361 showed pods expiring during slow
+//! bindings, and its v1.22 cherry-pick (#106633, v1.22.5) set it to 2 minutes, the last v1.22
+//! value: [`DEFAULT_ASSUMED_POD_TTL`]. Later releases set it to 0, never expiring, which
+//! `Cache::new(None)` reproduces.
+//!
+//! Everything is synchronous; `now` is passed in (a monotonic [`Instant`]) so tests control
+//! time. The driver calls [`Cache::cleanup_expired`] every [`CLEAN_ASSUMED_PERIOD`].
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+
+use crate::framework::types::{NodeInfo, PodInfo};
+use crate::snapshot::Snapshot;
+
+/// How long an assumed pod whose binding finished may wait for the watch to confirm it: 2
+/// minutes, `durationToExpireAssumedPod` of v1.22.5+ (see the module docs).
+pub const DEFAULT_ASSUMED_POD_TTL: Duration = Duration::from_secs(120);
+/// How often upstream runs `cleanupAssumedPods` (`cleanAssumedPeriod`): 1 s.
+pub const CLEAN_ASSUMED_PERIOD: Duration = Duration::from_secs(1);
+
+/// Why the cache refused an operation. Each variant is named after the operation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CacheError {
+    /// [`Cache::assume_pod`]: the pod is already in the cache, or the node is unknown.
+    #[error("assume pod {pod} on node {node}: {reason}")]
+    AssumePod {
+        /// `namespace/name`.
+        pod: String,
+        /// The node it was to be assumed on.
+        node: String,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// [`Cache::forget_pod`]: the pod is not assumed (or assumed on another node).
+    #[error("forget pod {pod}: {reason}")]
+    ForgetPod {
+        /// `namespace/name`.
+        pod: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// [`Cache::add_pod`] / [`Cache::update_pod`]: the pod has no `spec.nodeName`.
+    #[error("add pod {pod}: the pod is not assigned to a node")]
+    AddPod {
+        /// `namespace/name`.
+        pod: String,
+    },
+    /// [`Cache::remove_pod`]: the pod is not in the cache (under that UID).
+    #[error("remove pod {pod}: not found in the scheduler cache")]
+    RemovePod {
+        /// `namespace/name`.
+        pod: String,
+    },
+    /// [`Cache::remove_node`]: no such node.
+    #[error("remove node {node}: not found")]
+    RemoveNode {
+        /// Node name.
+        node: String,
+    },
+}
+
+/// Where a cached pod is in the state machine (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodState {
+    /// Assumed by this scheduler, not yet seen assigned by the watch.
+    Assumed {
+        /// When the assumption expires: `None` until [`Cache::finish_binding`] (or when the
+        /// cache has no TTL).
+        deadline: Option<Instant>,
+        /// [`Cache::finish_binding`] was called.
+        binding_finished: bool,
+    },
+    /// Seen assigned by the watch.
+    Added,
+}
+
+/// One cached pod (`podState`).
+#[derive(Debug, Clone)]
+struct Entry {
+    pod: Arc<PodInfo>,
+    /// The node the pod is accounted on (or parked for).
+    node: String,
+    /// GPU devices, once known: kept so the pod gets the same devices when re-accounted.
+    gpu_indexes: Option<Vec<u32>>,
+    state: PodState,
+}
+
+/// The scheduler cache (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Cache {
+    ttl: Option<Duration>,
+    snapshot: Snapshot,
+    pods: HashMap<String, Entry>,
+    /// Node name → keys of the pods on it, including parked pods of absent nodes.
+    by_node: HashMap<String, BTreeSet<String>>,
+    assumed: usize,
+}
+
+impl Default for Cache {
+    fn default() -> Cache {
+        Cache::new(Some(DEFAULT_ASSUMED_POD_TTL))
+    }
+}
+
+impl Cache {
+    /// An empty cache whose assumed pods expire `ttl` after their binding finished; `None`
+    /// never expires them.
+    pub fn new(ttl: Option<Duration>) -> Cache {
+        Cache {
+            ttl,
+            snapshot: Snapshot::new(),
+            pods: HashMap::new(),
+            by_node: HashMap::new(),
+            assumed: 0,
+        }
+    }
+
+    /// The cluster state for the next scheduling cycle: nodes present, with their Added and
+    /// Assumed pods accounted (parked pods are not).
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// True when `key` (`namespace/name`) is assumed and not yet confirmed.
+    pub fn is_assumed(&self, key: &str) -> bool {
+        matches!(
+            self.pods.get(key).map(|e| e.state),
+            Some(PodState::Assumed { .. })
+        )
+    }
+
+    /// The state of `key` (`namespace/name`), `None` when not cached.
+    pub fn pod_state(&self, key: &str) -> Option<PodState> {
+        self.pods.get(key).map(|e| e.state)
+    }
+
+    /// The node `key` (`namespace/name`) is on (or parked for).
+    pub fn pod_node(&self, key: &str) -> Option<&str> {
+        self.pods.get(key).map(|e| e.node.as_str())
+    }
+
+    /// Cached pods (Assumed and Added, parked included).
+    pub fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// Assumed pods.
+    pub fn assumed_pod_count(&self) -> usize {
+        self.assumed
+    }
+
+    /// Pods whose node is not in the snapshot.
+    pub fn parked_pod_count(&self) -> usize {
+        self.by_node
+            .iter()
+            .filter(|(n, _)| self.snapshot.node_index(n).is_none())
+            .map(|(_, keys)| keys.len())
+            .sum()
+    }
+
+    // ---- nodes ----
+
+    /// `AddNode`/`UpdateNode`: add the node, or replace its object keeping its pods. A new node
+    /// gets the pods parked for it. `node` must hold no pods ([`NodeInfo::from_node`]).
+    pub fn add_node(&mut self, node: NodeInfo) {
+        debug_assert!(
+            node.pods.is_empty(),
+            "add_node takes a NodeInfo without pods"
+        );
+        let name = node.name.clone();
+        if self.snapshot.node_index(&name).is_some() {
+            self.snapshot.update_node(node);
+            return;
+        }
+        // A fresh name cannot be a duplicate.
+        let _ = self.snapshot.add_node(node);
+        let parked: Vec<String> = self
+            .by_node
+            .get(&name)
+            .map(|k| k.iter().cloned().collect())
+            .unwrap_or_default();
+        for key in parked {
+            self.account(&key);
+        }
+    }
+
+    /// Same as [`Cache::add_node`] (an update of an unknown node adds it).
+    pub fn update_node(&mut self, node: NodeInfo) {
+        self.add_node(node);
+    }
+
+    /// `RemoveNode`: the node leaves the snapshot; its pods stay cached, parked, until their
+    /// own deletions arrive or the node comes back.
+    ///
+    /// # Errors
+    /// [`CacheError::RemoveNode`] when the node is not in the snapshot.
+    pub fn remove_node(&mut self, name: &str) -> Result<(), CacheError> {
+        match self.snapshot.remove_node(name) {
+            Some(_) => Ok(()),
+            None => Err(CacheError::RemoveNode { node: name.into() }),
+        }
+    }
+
+    // ---- workload objects, for spreading ----
+
+    /// Add or replace a Service ([`Snapshot::upsert_service`]).
+    pub fn upsert_service(&mut self, svc: &core::Service) {
+        self.snapshot.upsert_service(svc);
+    }
+
+    /// Remove a Service.
+    pub fn remove_service(&mut self, namespace: &str, name: &str) {
+        self.snapshot.remove_service(namespace, name);
+    }
+
+    /// Add or replace a ReplicationController.
+    pub fn upsert_replication_controller(&mut self, rc: &core::ReplicationController) {
+        self.snapshot.upsert_replication_controller(rc);
+    }
+
+    /// Remove a ReplicationController.
+    pub fn remove_replication_controller(&mut self, namespace: &str, name: &str) {
+        self.snapshot.remove_replication_controller(namespace, name);
+    }
+
+    /// Add or replace a ReplicaSet.
+    pub fn upsert_replica_set(&mut self, rs: &apps::ReplicaSet) {
+        self.snapshot.upsert_replica_set(rs);
+    }
+
+    /// Remove a ReplicaSet.
+    pub fn remove_replica_set(&mut self, namespace: &str, name: &str) {
+        self.snapshot.remove_replica_set(namespace, name);
+    }
+
+    /// Add or replace a StatefulSet.
+    pub fn upsert_stateful_set(&mut self, ss: &apps::StatefulSet) {
+        self.snapshot.upsert_stateful_set(ss);
+    }
+
+    /// Remove a StatefulSet.
+    pub fn remove_stateful_set(&mut self, namespace: &str, name: &str) {
+        self.snapshot.remove_stateful_set(namespace, name);
+    }
+
+    // ---- pods ----
+
+    /// Account `key` on its node when the node is present, recording the GPU devices chosen.
+    fn account(&mut self, key: &str) {
+        let Some(e) = self.pods.get(key) else { return };
+        if self.snapshot.node_index(&e.node).is_none() {
+            return;
+        }
+        let (pod, node, gpu) = (e.pod.clone(), e.node.clone(), e.gpu_indexes.clone());
+        if self.snapshot.add_pod(pod, Some(&node), gpu).is_ok() {
+            let devices = self
+                .snapshot
+                .node(&node)
+                .and_then(|n| n.gpu_assignments.get(key).cloned());
+            if let Some(e) = self.pods.get_mut(key) {
+                e.gpu_indexes = devices.or(e.gpu_indexes.take());
+            }
+        }
+    }
+
+    /// Insert a new entry and account it.
+    fn insert(&mut self, key: String, entry: Entry) {
+        if matches!(entry.state, PodState::Assumed { .. }) {
+            self.assumed += 1;
+        }
+        self.by_node
+            .entry(entry.node.clone())
+            .or_default()
+            .insert(key.clone());
+        self.pods.insert(key.clone(), entry);
+        self.account(&key);
+    }
+
+    /// Remove an entry and unaccount it.
+    fn evict(&mut self, key: &str) -> Option<Entry> {
+        let e = self.pods.remove(key)?;
+        if matches!(e.state, PodState::Assumed { .. }) {
+            self.assumed -= 1;
+        }
+        if let Some(keys) = self.by_node.get_mut(&e.node) {
+            keys.remove(key);
+            if keys.is_empty() {
+                self.by_node.remove(&e.node);
+            }
+        }
+        self.snapshot
+            .remove_pod(&e.node, &e.pod.namespace, &e.pod.name);
+        Some(e)
+    }
+
+    /// `AssumePod`: account `pod` on `node` now, before the binding is written, with GPU
+    /// devices `gpu_indexes` when the Reserve step chose them. The cached copy has
+    /// `node_name` set to `node` (the raw `pod.pod` object is left as it was).
+    ///
+    /// # Errors
+    /// [`CacheError::AssumePod`] when the pod is already cached (assumed or added) or `node`
+    /// is not in the snapshot; nothing changes.
+    pub fn assume_pod(
+        &mut self,
+        pod: Arc<PodInfo>,
+        node: &str,
+        gpu_indexes: Option<Vec<u32>>,
+    ) -> Result<(), CacheError> {
+        let key = pod.key();
+        let err = |reason| CacheError::AssumePod {
+            pod: key.clone(),
+            node: node.into(),
+            reason,
+        };
+        if self.pods.contains_key(&key) {
+            return Err(err("the pod is already in the cache"));
+        }
+        if self.snapshot.node_index(node).is_none() {
+            return Err(err("the node is not in the cache"));
+        }
+        let pod = if pod.node_name == node {
+            pod
+        } else {
+            Arc::new(PodInfo {
+                node_name: node.into(),
+                ..(*pod).clone()
+            })
+        };
+        self.insert(
+            key.clone(),
+            Entry {
+                pod,
+                node: node.into(),
+                gpu_indexes,
+                state: PodState::Assumed {
+                    deadline: None,
+                    binding_finished: false,
+                },
+            },
+        );
+        tracing::debug!(pod = %key, node = %node, "Pod assumed");
+        Ok(())
+    }
+
+    /// `FinishBinding`: the binding of assumed `key` (`namespace/name`) is done (successfully
+    /// or not known to have failed); its expiry deadline becomes `now + ttl`. No-op for pods
+    /// that are not assumed.
+    pub fn finish_binding(&mut self, key: &str, now: Instant) {
+        let ttl = self.ttl;
+        if let Some(e) = self.pods.get_mut(key)
+            && let PodState::Assumed { .. } = e.state
+        {
+            e.state = PodState::Assumed {
+                deadline: ttl.map(|t| now + t),
+                binding_finished: true,
+            };
+        }
+    }
+
+    /// `ForgetPod`: undo [`Cache::assume_pod`] (binding failed): the pod's resources are
+    /// released. When `pod` carries a `node_name`, it must be the assumed node.
+    ///
+    /// # Errors
+    /// [`CacheError::ForgetPod`] when the pod is not assumed (unknown, or already confirmed by
+    /// the watch) or was assumed on another node; nothing changes.
+    pub fn forget_pod(&mut self, pod: &PodInfo) -> Result<(), CacheError> {
+        let key = pod.key();
+        let Some(e) = self.pods.get(&key) else {
+            return Err(CacheError::ForgetPod {
+                pod: key,
+                reason: "the pod wasn't assumed".into(),
+            });
+        };
+        if !pod.node_name.is_empty() && pod.node_name != e.node {
+            return Err(CacheError::ForgetPod {
+                reason: format!(
+                    "the pod was assumed on {} but assigned to {}",
+                    e.node, pod.node_name
+                ),
+                pod: key,
+            });
+        }
+        if !matches!(e.state, PodState::Assumed { .. }) {
+            return Err(CacheError::ForgetPod {
+                pod: key,
+                reason: "the pod wasn't assumed".into(),
+            });
+        }
+        self.evict(&key);
+        tracing::debug!(pod = %key, "Assumed pod forgotten");
+        Ok(())
+    }
+
+    /// `AddPod` for a pod the watch shows assigned (`spec.nodeName` set):
+    ///
+    /// - Assumed → Added: confirmed; moved if it landed on another node than assumed; its
+    ///   object is replaced by the watched one, keeping the assumed GPU devices unless the
+    ///   pod records its own;
+    /// - not cached (or expired) → Added, accounted on its node (parked if the node is
+    ///   unknown);
+    /// - Added → updated (as [`Cache::update_pod`]);
+    /// - cached under another UID → the old incarnation is removed first.
+    ///
+    /// # Errors
+    /// [`CacheError::AddPod`] when the pod has no `spec.nodeName`.
+    pub fn add_pod(&mut self, pod: Arc<PodInfo>) -> Result<(), CacheError> {
+        let key = pod.key();
+        if pod.node_name.is_empty() {
+            return Err(CacheError::AddPod { pod: key });
+        }
+        let previous = match self.pods.get(&key) {
+            Some(e) if !e.pod.uid.is_empty() && !pod.uid.is_empty() && e.pod.uid != pod.uid => {
+                self.evict(&key);
+                None
+            }
+            Some(_) => self.evict(&key),
+            None => None,
+        };
+        if let Some(prev) = &previous
+            && prev.node != pod.node_name
+        {
+            match prev.state {
+                PodState::Assumed { .. } => tracing::info!(
+                    pod = %key, assumed = %prev.node, node = %pod.node_name,
+                    "Pod was added to a different node than it was assumed"
+                ),
+                PodState::Added => tracing::warn!(
+                    pod = %key, previous = %prev.node, node = %pod.node_name,
+                    "Pod updated on a different node than previously added to"
+                ),
+            }
+        }
+        // Same node: keep the devices known so far unless the pod names its own.
+        let gpu_indexes = pod.gpu_indexes.clone().or_else(|| {
+            previous
+                .as_ref()
+                .filter(|p| p.node == pod.node_name)
+                .and_then(|p| p.gpu_indexes.clone())
+        });
+        let node = pod.node_name.clone();
+        self.insert(
+            key,
+            Entry {
+                pod,
+                node,
+                gpu_indexes,
+                state: PodState::Added,
+            },
+        );
+        Ok(())
+    }
+
+    /// `UpdatePod`: same as [`Cache::add_pod`]; the pod is re-accounted with its new object
+    /// (upstream's `updatePod` is remove-then-add too).
+    ///
+    /// # Errors
+    /// [`CacheError::AddPod`] when the pod has no `spec.nodeName`.
+    pub fn update_pod(&mut self, pod: Arc<PodInfo>) -> Result<(), CacheError> {
+        self.add_pod(pod)
+    }
+
+    /// `RemovePod`: the watch saw the assigned pod deleted (or no longer assigned, e.g.
+    /// Succeeded/Failed); its resources are released, whatever its state.
+    ///
+    /// # Errors
+    /// [`CacheError::RemovePod`] when no pod of that `namespace/name` is cached, or the cached
+    /// one has another UID (a newer incarnation, kept).
+    pub fn remove_pod(&mut self, pod: &PodInfo) -> Result<(), CacheError> {
+        let key = pod.key();
+        match self.pods.get(&key) {
+            Some(e) if e.pod.uid.is_empty() || pod.uid.is_empty() || e.pod.uid == pod.uid => {
+                self.evict(&key);
+                Ok(())
+            }
+            _ => Err(CacheError::RemovePod { pod: key }),
+        }
+    }
+
+    /// `cleanupAssumedPods`: expire the assumed pods whose binding finished and whose deadline
+    /// is before `now` (strictly), releasing their resources. Pods still binding never expire.
+    /// Returns the expired keys, sorted.
+    pub fn cleanup_expired(&mut self, now: Instant) -> Vec<String> {
+        let mut expired: Vec<String> = self
+            .pods
+            .iter()
+            .filter(|(_, e)| match e.state {
+                PodState::Assumed {
+                    deadline: Some(d),
+                    binding_finished: true,
+                } => now > d,
+                _ => false,
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        expired.sort();
+        for key in &expired {
+            self.evict(key);
+            tracing::info!(pod = %key, "Pod expired");
+        }
+        expired
+    }
+}
+
+/// Cases follow `pkg/scheduler/internal/cache/cache_test.go` (v1.22), named in each test's
+/// doc, plus the parked-pod and UID cases this cache adds.
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::framework::plugins::testutil::{NodeB, PodB, node, pod};
+
+    fn n(name: &str) -> NodeB {
+        node(name).allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])
+    }
+
+    fn cache_with(nodes: &[&str]) -> Cache {
+        let mut c = Cache::default();
+        for name in nodes {
+            c.add_node(n(name).info());
+        }
+        c
+    }
+
+    /// A pending pod requesting `milli` cpu.
+    fn p(name: &str, milli: i64) -> PodB {
+        let cpu = format!("{milli}m");
+        pod(name).container(&[("cpu", cpu.as_str()), ("memory", "1Gi")])
+    }
+
+    fn pending(name: &str, milli: i64) -> Arc<PodInfo> {
+        Arc::new(p(name, milli).info())
+    }
+
+    fn assigned(name: &str, milli: i64, node: &str) -> Arc<PodInfo> {
+        Arc::new(p(name, milli).node(node).info())
+    }
+
+    fn with_uid(pb: PodB, uid: &str) -> Arc<PodInfo> {
+        let mut pb = pb;
+        pb.0.metadata.uid = Some(uid.into());
+        Arc::new(pb.info())
+    }
+
+    /// Requested cpu and pod count on `node`, read from the NodeInfo and checked against its
+    /// hot row.
+    fn used(c: &Cache, node: &str) -> (i64, usize) {
+        let s = c.snapshot();
+        let i = s.node_index(node).unwrap() as usize;
+        let ni = &s.nodes()[i];
+        assert_eq!(s.hot()[i], crate::snapshot::NodeHot::of(ni));
+        (ni.requested.milli_cpu, ni.pods.len())
+    }
+
+    /// `TestAssumePodScheduled`: an assumed pod counts on its node at once.
+    #[test]
+    fn assume_accounts_immediately() {
+        let mut c = cache_with(&["n1", "n2"]);
+        c.assume_pod(pending("a", 500), "n1", None).unwrap();
+        c.assume_pod(pending("b", 1500), "n1", None).unwrap();
+        assert_eq!(used(&c, "n1"), (2000, 2));
+        assert_eq!(used(&c, "n2"), (0, 0));
+        assert!(c.is_assumed("default/a"));
+        assert_eq!(c.assumed_pod_count(), 2);
+        let on_node = &c.snapshot().node("n1").unwrap().pods;
+        assert!(on_node.iter().all(|p| p.node_name == "n1"));
+        // No double assumption, no unknown node.
+        assert!(matches!(
+            c.assume_pod(pending("a", 500), "n2", None),
+            Err(CacheError::AssumePod { .. })
+        ));
+        assert_eq!(
+            c.assume_pod(pending("c", 1), "nope", None)
+                .unwrap_err()
+                .to_string(),
+            "assume pod default/c on node nope: the node is not in the cache"
+        );
+        assert_eq!(used(&c, "n1"), (2000, 2));
+    }
+
+    /// `TestAddPodAfterExpiration` / `TestAssumePodScheduled` confirm path: the watch's Add
+    /// confirms the assumed pod without double counting, and it never expires after that.
+    #[test]
+    fn watch_confirms_assumed_pod() {
+        let t0 = Instant::now();
+        let mut c = cache_with(&["n1"]);
+        c.assume_pod(pending("a", 500), "n1", None).unwrap();
+        c.finish_binding("default/a", t0);
+        c.add_pod(assigned("a", 500, "n1")).unwrap();
+        assert_eq!(c.pod_state("default/a"), Some(PodState::Added));
+        assert!(!c.is_assumed("default/a"));
+        assert_eq!(c.assumed_pod_count(), 0);
+        assert_eq!(used(&c, "n1"), (500, 1));
+        assert!(c.cleanup_expired(t0 + Duration::from_secs(3600)).is_empty());
+        assert_eq!(used(&c, "n1"), (500, 1));
+        // Added pods cannot be forgotten.
+        assert!(matches!(
+            c.forget_pod(&pending("a", 500)),
+            Err(CacheError::ForgetPod { .. })
+        ));
+        // A repeated Apply is an update, still counted once.
+        c.update_pod(assigned("a", 700, "n1")).unwrap();
+        assert_eq!(used(&c, "n1"), (700, 1));
+        c.remove_pod(&assigned("a", 700, "n1")).unwrap();
+        assert_eq!(used(&c, "n1"), (0, 0));
+        assert_eq!(c.pod_count(), 0);
+        assert!(matches!(
+            c.remove_pod(&assigned("a", 700, "n1")),
+            Err(CacheError::RemovePod { .. })
+        ));
+    }
+
+    /// `TestForgetPod`: forgetting releases exactly what was assumed.
+    #[test]
+    fn forget_restores() {
+        let mut c = cache_with(&["n1"]);
+        c.add_pod(assigned("x", 1000, "n1")).unwrap();
+        let before = c.snapshot().node("n1").unwrap().requested.clone();
+        c.assume_pod(pending("a", 500), "n1", None).unwrap();
+        assert_eq!(used(&c, "n1"), (1500, 2));
+        c.forget_pod(&pending("a", 500)).unwrap();
+        assert_eq!(c.snapshot().node("n1").unwrap().requested, before);
+        assert_eq!(used(&c, "n1"), (1000, 1));
+        assert_eq!(c.pod_state("default/a"), None);
+        // Again: not assumed any more.
+        assert!(c.forget_pod(&pending("a", 500)).is_err());
+        // Forgetting with a node that is not the assumed one is refused.
+        c.assume_pod(pending("b", 100), "n1", None).unwrap();
+        assert!(c.forget_pod(&assigned("b", 100, "n2")).is_err());
+        assert!(c.forget_pod(&assigned("b", 100, "n1")).is_ok());
+    }
+
+    /// `TestExpirePod`: only assumed pods whose binding finished expire, strictly after
+    /// the TTL.
+    #[test]
+    fn expiry_after_ttl_only_once_binding_finished() {
+        let t0 = Instant::now();
+        let ttl = Duration::from_secs(10);
+        let mut c = Cache::new(Some(ttl));
+        c.add_node(n("n1").info());
+        c.assume_pod(pending("still-binding", 100), "n1", None)
+            .unwrap();
+        c.assume_pod(pending("bound", 200), "n1", None).unwrap();
+        c.assume_pod(pending("bound-late", 400), "n1", None)
+            .unwrap();
+        c.finish_binding("default/bound", t0);
+        c.finish_binding("default/bound-late", t0 + Duration::from_secs(5));
+        // Not an assumed pod: no-op.
+        c.finish_binding("default/nope", t0);
+        assert!(c.cleanup_expired(t0 + ttl).is_empty());
+        assert_eq!(
+            c.cleanup_expired(t0 + ttl + Duration::from_millis(1)),
+            ["default/bound"]
+        );
+        assert_eq!(used(&c, "n1"), (500, 2));
+        assert_eq!(
+            c.cleanup_expired(t0 + Duration::from_secs(3600)),
+            ["default/bound-late"]
+        );
+        assert_eq!(used(&c, "n1"), (100, 1));
+        assert!(c.is_assumed("default/still-binding"));
+        // An expired pod later seen by the watch is added back.
+        c.add_pod(assigned("bound", 200, "n1")).unwrap();
+        assert_eq!(used(&c, "n1"), (300, 2));
+
+        // No TTL: never expires.
+        let mut c = Cache::new(None);
+        c.add_node(n("n1").info());
+        c.assume_pod(pending("a", 100), "n1", None).unwrap();
+        c.finish_binding("default/a", t0);
+        assert!(
+            c.cleanup_expired(t0 + Duration::from_secs(86400))
+                .is_empty()
+        );
+        assert!(c.is_assumed("default/a"));
+    }
+
+    /// `TestAddPodWillReplaceAssumed`: assumed on n1, observed on n2: moved.
+    #[test]
+    fn assumed_then_observed_on_another_node() {
+        let mut c = cache_with(&["n1", "n2"]);
+        c.assume_pod(pending("a", 500), "n1", None).unwrap();
+        c.add_pod(assigned("a", 500, "n2")).unwrap();
+        assert_eq!(used(&c, "n1"), (0, 0));
+        assert_eq!(used(&c, "n2"), (500, 1));
+        assert_eq!(c.pod_node("default/a"), Some("n2"));
+        assert_eq!(c.pod_state("default/a"), Some(PodState::Added));
+        // An update naming yet another node moves it again.
+        c.add_node(n("n3").info());
+        c.update_pod(assigned("a", 500, "n3")).unwrap();
+        assert_eq!((used(&c, "n2"), used(&c, "n3")), ((0, 0), (500, 1)));
+    }
+
+    /// `TestNodeOperators` / `TestRemovePod`-style: removing a node parks its pods; a node that
+    /// comes back gets them back; pod deletions arriving meanwhile are honoured.
+    #[test]
+    fn node_removal_with_pods() {
+        let mut c = cache_with(&["n1", "n2"]);
+        c.add_pod(assigned("a", 500, "n1")).unwrap();
+        c.add_pod(assigned("b", 300, "n1")).unwrap();
+        c.add_pod(assigned("z", 100, "n2")).unwrap();
+        c.remove_node("n1").unwrap();
+        assert!(c.snapshot().node("n1").is_none());
+        assert_eq!(c.snapshot().len(), 1);
+        assert_eq!(used(&c, "n2"), (100, 1));
+        assert_eq!((c.pod_count(), c.parked_pod_count()), (3, 2));
+        assert!(matches!(
+            c.remove_node("n1"),
+            Err(CacheError::RemoveNode { .. })
+        ));
+        // b's deletion arrives after the node's.
+        c.remove_pod(&assigned("b", 300, "n1")).unwrap();
+        c.add_node(n("n1").info());
+        assert_eq!(used(&c, "n1"), (500, 1));
+        assert_eq!(c.parked_pod_count(), 0);
+        // Node update keeps the pods.
+        c.update_node(n("n1").label("k", "v").info());
+        assert_eq!(used(&c, "n1"), (500, 1));
+        assert_eq!(
+            c.snapshot().node("n1").unwrap().labels.get("k").unwrap(),
+            "v"
+        );
+        // Assuming onto a removed node fails.
+        c.remove_node("n2").unwrap();
+        assert!(c.assume_pod(pending("q", 1), "n2", None).is_err());
+    }
+
+    /// Pods whose node has not been seen yet wait, unaccounted, and count once it arrives.
+    #[test]
+    fn pods_for_unknown_nodes() {
+        let mut c = cache_with(&["n1"]);
+        c.add_pod(assigned("early", 700, "late-node")).unwrap();
+        assert_eq!(c.parked_pod_count(), 1);
+        assert!(c.snapshot().node("late-node").is_none());
+        assert_eq!(c.pod_node("default/early"), Some("late-node"));
+        c.update_pod(assigned("early", 900, "late-node")).unwrap();
+        assert_eq!(c.parked_pod_count(), 1);
+        c.add_node(n("late-node").info());
+        assert_eq!(used(&c, "late-node"), (900, 1));
+        assert_eq!(c.parked_pod_count(), 0);
+        // A parked pod deleted before its node arrives is simply dropped.
+        c.add_pod(assigned("ghost", 100, "never")).unwrap();
+        c.remove_pod(&assigned("ghost", 100, "never")).unwrap();
+        assert_eq!((c.pod_count(), c.parked_pod_count()), (1, 0));
+        // Unassigned pods are refused.
+        assert_eq!(
+            c.add_pod(pending("p", 1)),
+            Err(CacheError::AddPod {
+                pod: "default/p".into()
+            })
+        );
+    }
+
+    /// A delete-and-recreate under the same name (new UID) replaces the old incarnation; a
+    /// delete of the old UID leaves the new one.
+    #[test]
+    fn new_incarnation_replaces_old() {
+        let mut c = cache_with(&["n1", "n2"]);
+        c.add_pod(with_uid(p("a", 500).node("n1"), "u1")).unwrap();
+        c.add_pod(with_uid(p("a", 200).node("n2"), "u2")).unwrap();
+        assert_eq!((used(&c, "n1"), used(&c, "n2")), ((0, 0), (200, 1)));
+        assert!(
+            c.remove_pod(&with_uid(p("a", 500).node("n1"), "u1"))
+                .is_err()
+        );
+        assert_eq!(used(&c, "n2"), (200, 1));
+        c.remove_pod(&with_uid(p("a", 200).node("n2"), "u2"))
+            .unwrap();
+        assert_eq!(used(&c, "n2"), (0, 0));
+    }
+
+    /// GPU devices chosen at assume time survive confirmation and node re-creation.
+    #[test]
+    fn gpu_devices_are_kept() {
+        let gpu_node = || {
+            node("g").allocatable(&[
+                ("cpu", "8"),
+                ("memory", "8Gi"),
+                ("pods", "110"),
+                ("nvidia.com/gpu", "4"),
+            ])
+        };
+        let gpu_pod = |nn: Option<&str>| {
+            let b = pod("a").container(&[("cpu", "1"), ("nvidia.com/gpu", "1")]);
+            Arc::new(match nn {
+                Some(nn) => b.node(nn).info(),
+                None => b.info(),
+            })
+        };
+        let mut c = Cache::default();
+        c.add_node(gpu_node().info());
+        c.assume_pod(gpu_pod(None), "g", Some(vec![2])).unwrap();
+        let devices = |c: &Cache| {
+            c.snapshot()
+                .node("g")
+                .unwrap()
+                .gpu_assignments
+                .get("default/a")
+                .cloned()
+        };
+        assert_eq!(devices(&c), Some(vec![2]));
+        c.add_pod(gpu_pod(Some("g"))).unwrap();
+        assert_eq!(devices(&c), Some(vec![2]));
+        c.remove_node("g").unwrap();
+        c.add_node(gpu_node().info());
+        assert_eq!(devices(&c), Some(vec![2]));
+        assert_eq!(c.snapshot().node("g").unwrap().gpu_used[2], 1000);
+    }
+}
