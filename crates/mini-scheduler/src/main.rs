@@ -131,6 +131,11 @@ fn load_policy_or_exit(path: Option<&PathBuf>) -> Result<LoadedPolicy, ExitCode>
 fn policy_check(file: &PathBuf) -> ExitCode {
     match load_policy_or_exit(Some(file)) {
         Ok(l) => {
+            // The plugins must also build into a profile (e.g. weights that cannot overflow).
+            if let Err(e) = scheduler::Framework::from_policy(&l.resolved) {
+                eprintln!("error: {}: {e}", file.display());
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
             println!("{}: valid", file.display());
             println!("{}", l.resolved);
             ExitCode::SUCCESS

@@ -16,6 +16,9 @@ pub enum QuantityError {
         "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {0:?}"
     )]
     Syntax(String),
+    /// A negative quantity where only non-negative ones make sense (requests, allocatable).
+    #[error("quantity {0:?} must be non-negative")]
+    Negative(String),
     /// The value does not fit in a signed 64-bit integer at the requested scale.
     #[error("quantity {0:?} is too large")]
     Overflow(String),

@@ -164,8 +164,8 @@ fn add_weighted(
             vals[slot]
         } else {
             let v = f([
-                (h.alloc_milli_cpu, h.nz_milli_cpu + cpu),
-                (h.alloc_memory, h.nz_memory + mem),
+                (h.alloc_milli_cpu, h.nz_milli_cpu.saturating_add(cpu)),
+                (h.alloc_memory, h.nz_memory.saturating_add(mem)),
             ]);
             keys[slot] = key;
             vals[slot] = v;
@@ -234,6 +234,10 @@ impl Algorithm {
         if n == 0 {
             return Err(ScheduleError::NoNodesAvailable);
         }
+        debug_assert!(
+            snapshot.hot_rows_consistent(),
+            "NodeHot rows out of sync with NodeInfo"
+        );
         self.state.clear();
         let nodes = snapshot.nodes();
 
@@ -354,7 +358,7 @@ impl Algorithm {
                 }
             }
             let need = to_find - self.candidates.len();
-            if self.chunk.len() > need {
+            if self.chunk.len() >= need {
                 // Stop at the `to_find`-th feasible node: drop what lies beyond it.
                 let last = self.chunk[need - 1];
                 let pos_last = (0..take)
@@ -615,6 +619,205 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{node, pod, snapshot};
+
+    /// Absurd quantities saturate instead of wrapping: the pod fits nowhere, no panic.
+    #[test]
+    fn huge_requests_do_not_overflow() {
+        let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+        let snap = snapshot(
+            vec![node("n1").allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])],
+            &[pod("r").container(&[("memory", "1Gi")]).node("n1")],
+        );
+        let mut algo = Algorithm::new(100, 1);
+        for p in [
+            pod("a")
+                .container(&[("memory", "5E")])
+                .container(&[("memory", "5E")]),
+            pod("b").container(&[("memory", "9223372036854775807")]),
+        ] {
+            let p = p.info();
+            match algo.schedule(&fwk, &snap, &p, false) {
+                Err(ScheduleError::Fit(fe)) => assert_eq!(
+                    fe.to_string(),
+                    "0/1 nodes are available: 1 Insufficient memory."
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// v1.22 `NewFramework`: Σ weight × 100 must fit in an int64.
+    #[test]
+    fn weights_that_could_overflow_are_refused() {
+        let policy = crate::policy::parse_policy(
+            "inline",
+            r#"{"kind":"Policy","apiVersion":"v1","priorities":[
+                {"name":"LeastRequestedPriority","weight":900000000000000000}]}"#,
+        )
+        .unwrap()
+        .resolved;
+        assert!(matches!(
+            Framework::from_policy(&policy),
+            Err(crate::framework::FrameworkError::TotalScoreOverflow)
+        ));
+    }
+
+    /// TestFairEvaluationForNodes (generic_scheduler_test.go, v1.22): with 500 feasible nodes
+    /// and percentageOfNodesToScore 30, every cycle finds exactly numFeasibleNodesToFind nodes
+    /// and the start index advances by that much, wrapping around, so every node gets its turn.
+    #[test]
+    fn fair_evaluation_for_nodes() {
+        let nodes: Vec<_> = (0..500)
+            .map(|i| node(&i.to_string()).allocatable(&[("pods", "110")]))
+            .collect();
+        let snap = snapshot(nodes, &[]);
+        let policy = crate::policy::parse_policy(
+            "inline",
+            r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"PodFitsResources"}],"priorities":[]}"#,
+        )
+        .unwrap()
+        .resolved;
+        let fwk = Framework::from_policy(&policy).unwrap();
+        let mut algo = Algorithm::new(30, 1);
+        let to_find = num_feasible_nodes_to_find(30, 500);
+        assert_eq!(to_find, 150);
+        let p = pod("p").info();
+        for i in 0..2 * (500 / to_find + 1) {
+            let r = algo.schedule(&fwk, &snap, &p, false).unwrap();
+            assert_eq!(r.feasible_nodes, to_find);
+            assert_eq!(
+                algo.next_start_node_index,
+                (i + 1) * to_find % 500,
+                "cycle {i}"
+            );
+        }
+    }
+
+    /// The search stops at the numFeasibleNodesToFind-th feasible node, whatever the chunking:
+    /// nodes after it are neither counted as processed nor reported in the diagnosis.
+    #[test]
+    fn search_stops_at_the_last_needed_feasible_node() {
+        let nodes: Vec<_> = (0..200)
+            .map(|i| {
+                let n = node(&format!("n{i:03}")).allocatable(&[("pods", "110")]);
+                if i >= 100 { n.unschedulable() } else { n }
+            })
+            .collect();
+        let snap = snapshot(nodes, &[]);
+        let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+        let mut algo = Algorithm::new(0, 1);
+        let p = pod("p").info();
+        let r = algo.schedule(&fwk, &snap, &p, true).unwrap();
+        assert_eq!(r.feasible_nodes, 100);
+        assert_eq!(r.diagnosis.unwrap().len(), 0);
+        assert_eq!(algo.next_start_node_index, 100);
+        let r = algo.schedule(&fwk, &snap, &p, true).unwrap();
+        // From n100: 100 cordoned nodes, then n000..n099.
+        assert_eq!(r.feasible_nodes, 100);
+        assert_eq!(r.diagnosis.unwrap().len(), 100);
+        // processed = 100 failed + 100 feasible, from 100: (100 + 200) % 200.
+        assert_eq!(algo.next_start_node_index, 100);
+    }
+
+    /// Differential test of the combined FastCheck pass: on nodes with taints, cordons,
+    /// overcommitted resources and full pod slots, the feasible set and every failed node's
+    /// reasons equal running each policy filter's `filter` on each node in order.
+    #[test]
+    fn fast_checks_agree_with_the_per_node_filters() {
+        let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+        let mut x: u64 = 99;
+        let mut rnd = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut nodes = Vec::new();
+        let mut running = Vec::new();
+        for i in 0..120 {
+            let name = format!("n{i}");
+            let pods_cap = (1 + rnd(3)).to_string();
+            let mut n = node(&name).allocatable(&[
+                ("cpu", if rnd(2) == 0 { "2" } else { "4" }),
+                ("memory", if rnd(2) == 0 { "4Gi" } else { "8Gi" }),
+                ("pods", &pods_cap),
+                ("ephemeral-storage", "10Gi"),
+            ]);
+            match rnd(6) {
+                0 => n = n.unschedulable(),
+                1 => n = n.taint("dedicated", "gpu", "NoSchedule"),
+                2 => n = n.taint("soft", "x", "PreferNoSchedule"),
+                _ => {}
+            }
+            nodes.push(n);
+            for k in 0..rnd(3) {
+                // Running pods may overcommit (they were bound by someone else).
+                let cpu = format!("{}m", 500 + rnd(2000));
+                let eph = if rnd(5) == 0 { "20Gi" } else { "1Gi" };
+                running.push(
+                    pod(&format!("r{i}-{k}"))
+                        .container(&[("cpu", &cpu), ("memory", "1Gi"), ("ephemeral-storage", eph)])
+                        .node(&name),
+                );
+            }
+        }
+        let snap = snapshot(nodes, &running);
+        let mut algo = Algorithm::new(100, 5);
+        for k in 0..60 {
+            let cpu = format!("{}m", rnd(3000));
+            let mut p = pod(&format!("p{k}")).container(&[("cpu", &cpu), ("memory", "1Gi")]);
+            if rnd(3) == 0 {
+                p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule");
+            }
+            if rnd(4) == 0 {
+                p = p.toleration(
+                    "node.kubernetes.io/unschedulable",
+                    "Exists",
+                    "",
+                    "NoSchedule",
+                );
+            }
+            let p = p.info();
+            let mut state = CycleState::new();
+            let mut expected_failed = BTreeMap::new();
+            for ni in snap.nodes() {
+                for f in &fwk.filters {
+                    if f.pre_filter(&mut state, &p, &snap).is_skip() {
+                        continue;
+                    }
+                    let st = f.filter(&state, &p, ni);
+                    if !st.is_success() {
+                        let reasons: Vec<String> =
+                            st.reasons.iter().map(|r| r.to_string()).collect();
+                        expected_failed.insert(ni.name.clone(), reasons);
+                        break;
+                    }
+                }
+            }
+            match algo.schedule(&fwk, &snap, &p, true) {
+                Ok(r) => {
+                    assert_eq!(r.diagnosis.unwrap(), expected_failed, "pod {k}");
+                    assert_eq!(
+                        r.feasible_nodes,
+                        snap.len() - expected_failed.len(),
+                        "pod {k}"
+                    );
+                }
+                Err(ScheduleError::Fit(fe)) => {
+                    let got: BTreeMap<String, Vec<String>> = fe
+                        .node_to_status
+                        .iter()
+                        .map(|(n, s)| {
+                            (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect())
+                        })
+                        .collect();
+                    assert_eq!(got, expected_failed, "pod {k}");
+                    assert_eq!(expected_failed.len(), snap.len());
+                }
+                Err(e) => panic!("pod {k}: {e}"),
+            }
+        }
+    }
 
     /// The fused, memoised resource scoring (no `explain`) picks exactly the node that the
     /// per-plugin path (`explain`) picks, on a heterogeneous cluster where many nodes share a

@@ -133,6 +133,17 @@ impl Snapshot {
         &self.hot
     }
 
+    /// True when every hot row equals the summary of its NodeInfo (an invariant every mutation
+    /// keeps; checked by the scheduling cycle in debug builds).
+    pub fn hot_rows_consistent(&self) -> bool {
+        self.hot.len() == self.nodes.len()
+            && self
+                .nodes
+                .iter()
+                .zip(&self.hot)
+                .all(|(n, h)| NodeHot::of(n) == *h)
+    }
+
     fn refresh(&mut self, i: usize) {
         self.hot[i] = NodeHot::of(&self.nodes[i]);
     }
@@ -220,35 +231,58 @@ impl Snapshot {
             let idx = assignments.get(&p.key()).cloned();
             node.add_pod(p, idx);
         }
-        let zone_changed = old.zone != node.zone;
+        let old_zone = (old.zone != node.zone).then(|| old.zone.clone());
+        let new_zone = node.zone.clone();
         *old = node;
         self.refresh(i as usize);
-        if zone_changed {
-            self.rebuild_zones();
+        if let Some(old_zone) = old_zone {
+            // As NodeTree.updateNode: out of the old zone, onto the end of the new one.
+            self.zone_remove(&old_zone, i);
+            self.zone_push(new_zone, i);
+            self.rebuild_order();
         }
     }
 
-    fn rebuild_zones(&mut self) {
-        self.zones.clear();
-        for (i, n) in self.nodes.iter().enumerate() {
-            match self.zones.iter_mut().find(|(z, _)| *z == n.zone) {
-                Some((_, m)) => m.push(i as u32),
-                None => self.zones.push((n.zone.clone(), vec![i as u32])),
+    fn zone_push(&mut self, zone: String, i: u32) {
+        match self.zones.iter_mut().find(|(z, _)| *z == zone) {
+            Some((_, m)) => m.push(i),
+            None => self.zones.push((zone, vec![i])),
+        }
+    }
+
+    /// Remove index `i` from `zone`'s list keeping the order; drop the zone when it empties
+    /// (NodeTree.removeNode).
+    fn zone_remove(&mut self, zone: &str, i: u32) {
+        if let Some(z) = self.zones.iter().position(|(name, _)| name == zone) {
+            self.zones[z].1.retain(|&x| x != i);
+            if self.zones[z].1.is_empty() {
+                self.zones.remove(z);
+            }
+        }
+    }
+
+    /// Remove a node and its pods. Returns the removed NodeInfo. The other nodes keep their
+    /// NodeTree order.
+    pub fn remove_node(&mut self, name: &str) -> Option<NodeInfo> {
+        let i = self.index.remove(name)?;
+        let zone = self.nodes[i as usize].zone.clone();
+        self.zone_remove(&zone, i);
+        let removed = self.nodes.swap_remove(i as usize);
+        self.hot.swap_remove(i as usize);
+        let last = self.nodes.len() as u32;
+        if i < last {
+            // The former last node now lives at index `i`.
+            let moved = self.nodes[i as usize].name.clone();
+            self.index.insert(moved, i);
+            for (_, members) in &mut self.zones {
+                for m in members.iter_mut() {
+                    if *m == last {
+                        *m = i;
+                    }
+                }
             }
         }
         self.rebuild_order();
-    }
-
-    /// Remove a node and its pods. Returns the removed NodeInfo.
-    pub fn remove_node(&mut self, name: &str) -> Option<NodeInfo> {
-        let i = self.index.remove(name)? as usize;
-        let removed = self.nodes.swap_remove(i);
-        self.hot.swap_remove(i);
-        if i < self.nodes.len() {
-            let moved = self.nodes[i].name.clone();
-            self.index.insert(moved, i as u32);
-        }
-        self.rebuild_zones();
         Some(removed)
     }
 
@@ -424,4 +458,77 @@ fn ns_name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) ->
         meta.namespace.clone().unwrap_or_else(|| "default".into()),
         meta.name.clone().unwrap_or_default(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::framework::plugins::testutil::{node, pod};
+
+    fn zoned(name: &str, zone: &str) -> NodeInfo {
+        node(name)
+            .allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "10")])
+            .label("topology.kubernetes.io/zone", zone)
+            .info()
+    }
+
+    fn order_names(s: &Snapshot) -> Vec<String> {
+        s.order()
+            .iter()
+            .map(|&i| s.nodes()[i as usize].name.clone())
+            .collect()
+    }
+
+    /// NodeTree (node_tree.go, v1.22): zones round-robin; removal keeps the others' order; a
+    /// node whose zone changes goes to the end of its new zone.
+    #[test]
+    fn node_tree_order_survives_removal_and_zone_moves() {
+        let mut s = Snapshot::new();
+        for (n, z) in [("n0", "a"), ("n1", "b"), ("n2", "a"), ("n3", "b")] {
+            s.add_node(zoned(n, z)).unwrap();
+        }
+        assert_eq!(order_names(&s), ["n0", "n1", "n2", "n3"]);
+        s.remove_node("n0").unwrap();
+        assert_eq!(order_names(&s), ["n2", "n1", "n3"]);
+        assert!(s.hot_rows_consistent());
+        s.update_node(zoned("n1", "a"));
+        assert_eq!(order_names(&s), ["n2", "n3", "n1"]);
+        s.add_node(zoned("n4", "c")).unwrap();
+        assert_eq!(order_names(&s), ["n2", "n3", "n4", "n1"]);
+        assert!(s.node("n3").is_some() && s.node("n0").is_none());
+        assert!(s.hot_rows_consistent());
+    }
+
+    #[test]
+    fn hot_rows_follow_every_mutation() {
+        let mut s = Snapshot::new();
+        s.add_node(zoned("n0", "a")).unwrap();
+        s.add_node(zoned("n1", "a")).unwrap();
+        let p = std::sync::Arc::new(
+            pod("p")
+                .container(&[("cpu", "1"), ("memory", "1Gi")])
+                .node("n1")
+                .info(),
+        );
+        s.add_pod(p, None, None).unwrap();
+        assert_eq!(s.hot()[1].req_milli_cpu, 1000);
+        assert_eq!(s.hot()[1].pod_count, 1);
+        s.update_node(
+            node("n1")
+                .allocatable(&[("cpu", "2"), ("memory", "8Gi"), ("pods", "10")])
+                .unschedulable()
+                .label("topology.kubernetes.io/zone", "a")
+                .info(),
+        );
+        assert_eq!(s.hot()[1].alloc_milli_cpu, 2000);
+        assert_eq!(s.hot()[1].req_milli_cpu, 1000, "pods are kept on update");
+        assert_ne!(s.hot()[1].flags & NodeHot::UNSCHEDULABLE, 0);
+        assert!(s.hot_rows_consistent());
+        assert!(s.remove_pod("n1", "default", "p"));
+        assert_eq!(s.hot()[1].req_milli_cpu, 0);
+        s.remove_node("n0").unwrap();
+        assert_eq!(s.hot()[0].alloc_milli_cpu, 2000);
+        assert!(s.hot_rows_consistent());
+    }
 }

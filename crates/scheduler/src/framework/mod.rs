@@ -178,8 +178,8 @@ impl FastCheck {
         h.flags & self.forbidden_flags == 0
             && self.fits.is_none_or(|(cpu, mem)| {
                 i64::from(h.pod_count) < h.alloc_pods
-                    && h.alloc_milli_cpu >= cpu + h.req_milli_cpu
-                    && h.alloc_memory >= mem + h.req_memory
+                    && h.alloc_milli_cpu >= cpu.saturating_add(h.req_milli_cpu)
+                    && h.alloc_memory >= mem.saturating_add(h.req_memory)
             })
     }
 }

@@ -22,6 +22,9 @@ pub enum FrameworkError {
     /// A weight that is not positive.
     #[error("score plugin {0:?} has weight {1}; weights must be positive")]
     BadWeight(String, i64),
+    /// Σ weight × 100 exceeds `i64::MAX` (v1.22 `NewFramework`'s check).
+    #[error("total score of Score plugins could overflow")]
+    TotalScoreOverflow,
 }
 
 /// A score plugin with its weight and the Policy name shown in explanations.
@@ -115,6 +118,15 @@ impl Framework {
                     .cloned()
                     .unwrap_or_else(|| s.plugin.to_string()),
             });
+        }
+        // kube-scheduler refuses a profile whose weighted maximum could overflow an int64.
+        let mut total: i64 = 0;
+        for s in &scores {
+            total = s
+                .weight
+                .checked_mul(super::MAX_NODE_SCORE)
+                .and_then(|w| total.checked_add(w))
+                .ok_or(FrameworkError::TotalScoreOverflow)?;
         }
         Ok(Framework {
             filters,

@@ -34,6 +34,8 @@ pub const ANNOTATION_GPU_INDEXES: &str = "mini-scheduler.io/gpu-indexes";
 /// Milli-GPU of one device.
 pub const GPU_MILLI_PER_DEVICE: u32 = 1000;
 
+/// Sums saturate at `i64::MAX` (a request that large fits no node) instead of wrapping.
+///
 /// Amounts of resources: cpu in millicores, memory and ephemeral-storage in bytes, a pod count,
 /// and scalar resources (hugepages-*, extended resources such as `nvidia.com/gpu`, attachable
 /// volumes) by name. Mirrors `framework.Resource`.
@@ -95,11 +97,16 @@ impl Resource {
     /// as upstream does.
     fn add_named(&mut self, name: &str, milli: i64, value: i64) {
         match name {
-            "cpu" => self.milli_cpu += milli,
-            "memory" => self.memory += value,
-            "ephemeral-storage" => self.ephemeral_storage += value,
-            "pods" => self.allowed_pod_number += value,
-            n if is_scalar_resource_name(n) => *self.scalar_mut(n) += value,
+            "cpu" => self.milli_cpu = self.milli_cpu.saturating_add(milli),
+            "memory" => self.memory = self.memory.saturating_add(value),
+            "ephemeral-storage" => {
+                self.ephemeral_storage = self.ephemeral_storage.saturating_add(value)
+            }
+            "pods" => self.allowed_pod_number = self.allowed_pod_number.saturating_add(value),
+            n if is_scalar_resource_name(n) => {
+                let s = self.scalar_mut(n);
+                *s = s.saturating_add(value);
+            }
             _ => {}
         }
     }
@@ -120,23 +127,33 @@ impl Resource {
 
     /// Add `other` into `self` (all fields).
     pub fn add(&mut self, other: &Resource) {
-        self.milli_cpu += other.milli_cpu;
-        self.memory += other.memory;
-        self.ephemeral_storage += other.ephemeral_storage;
-        self.allowed_pod_number += other.allowed_pod_number;
+        self.milli_cpu = self.milli_cpu.saturating_add(other.milli_cpu);
+        self.memory = self.memory.saturating_add(other.memory);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_add(other.ephemeral_storage);
+        self.allowed_pod_number = self
+            .allowed_pod_number
+            .saturating_add(other.allowed_pod_number);
         for (n, v) in &other.scalar {
-            *self.scalar_mut(n) += v;
+            let s = self.scalar_mut(n);
+            *s = s.saturating_add(*v);
         }
     }
 
     /// Subtract `other` from `self` (all fields).
     pub fn sub(&mut self, other: &Resource) {
-        self.milli_cpu -= other.milli_cpu;
-        self.memory -= other.memory;
-        self.ephemeral_storage -= other.ephemeral_storage;
-        self.allowed_pod_number -= other.allowed_pod_number;
+        self.milli_cpu = self.milli_cpu.saturating_sub(other.milli_cpu);
+        self.memory = self.memory.saturating_sub(other.memory);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_sub(other.ephemeral_storage);
+        self.allowed_pod_number = self
+            .allowed_pod_number
+            .saturating_sub(other.allowed_pod_number);
         for (n, v) in &other.scalar {
-            *self.scalar_mut(n) -= v;
+            let s = self.scalar_mut(n);
+            *s = s.saturating_sub(*v);
         }
     }
 
@@ -191,10 +208,7 @@ fn parse_list(
             value.saturating_mul(1000)
         };
         if value < 0 || milli < 0 {
-            return Err((
-                f(),
-                QuantityError::Syntax(format!("{} (must be non-negative)", q.0)),
-            ));
+            return Err((f(), QuantityError::Negative(q.0.clone())));
         }
         out.push((name.clone(), milli, value));
     }
@@ -492,8 +506,8 @@ impl PodInfo {
                     mem = Some(*value);
                 }
             }
-            non0_cpu += cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST);
-            non0_mem += mem.unwrap_or(DEFAULT_MEMORY_REQUEST);
+            non0_cpu = non0_cpu.saturating_add(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
+            non0_mem = non0_mem.saturating_add(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
             for p in c.ports.iter().flatten() {
                 if let Some(hp) = p.host_port.filter(|hp| *hp > 0) {
                     host_ports.push(HostPort {
@@ -534,17 +548,17 @@ impl PodInfo {
         let (mut score_cpu, mut score_mem) = (non0_cpu, non0_mem);
         for (n, _, value) in &overhead {
             if n == "cpu" {
-                score_cpu += value;
+                score_cpu = score_cpu.saturating_add(*value);
             } else if n == "memory" {
-                score_mem += value;
+                score_mem = score_mem.saturating_add(*value);
             }
         }
         for (n, milli, value) in &overhead {
             requests.add_named(n, *milli, *value);
             if n == "cpu" {
-                non0_cpu += milli;
+                non0_cpu = non0_cpu.saturating_add(*milli);
             } else if n == "memory" {
-                non0_mem += value;
+                non0_mem = non0_mem.saturating_add(*value);
             }
         }
 
@@ -664,23 +678,24 @@ impl PodInfo {
     }
 }
 
-/// `utilnode.GetZoneKey`: `region:\0:zone` from the topology labels (GA or beta), or empty
-/// when the node has neither.
+/// `utilnode.GetZoneKey` (v1.22): `region:\0:zone`, each taken from the beta
+/// `failure-domain.beta.kubernetes.io/` label when that key is present (even empty), else from
+/// the GA `topology.kubernetes.io/` label; empty when both parts are empty.
 pub fn zone_key(labels: &Labels) -> String {
-    let get = |ga: &str, beta: &str| {
+    let get = |beta: &str, ga: &str| {
         labels
-            .get(ga)
-            .or_else(|| labels.get(beta))
+            .get(beta)
+            .or_else(|| labels.get(ga))
             .cloned()
             .unwrap_or_default()
     };
-    let region = get(
-        "topology.kubernetes.io/region",
-        "failure-domain.beta.kubernetes.io/region",
-    );
     let zone = get(
-        "topology.kubernetes.io/zone",
         "failure-domain.beta.kubernetes.io/zone",
+        "topology.kubernetes.io/zone",
+    );
+    let region = get(
+        "failure-domain.beta.kubernetes.io/region",
+        "topology.kubernetes.io/region",
     );
     if region.is_empty() && zone.is_empty() {
         String::new()
@@ -702,7 +717,7 @@ pub struct NodeInfo {
     pub has_filter_taints: bool,
     /// `spec.unschedulable`.
     pub unschedulable: bool,
-    /// `status.allocatable` (falls back to `status.capacity` per resource when absent).
+    /// `status.allocatable` (as v1.22, `status.capacity` is not read).
     pub allocatable: Resource,
     /// Sum of the requests of the pods on the node (fit accounting).
     pub requested: Resource,
@@ -738,14 +753,9 @@ impl NodeInfo {
             source,
         };
         let status = node.status.clone().unwrap_or_default();
+        // v1.22 `NodeInfo.SetNode` reads `status.allocatable` only; capacity is not a fallback.
         let mut allocatable = Resource::default();
-        let capacity = parse_list(status.capacity.as_ref(), "status.capacity").map_err(err)?;
         let alloc = parse_list(status.allocatable.as_ref(), "status.allocatable").map_err(err)?;
-        for (n, milli, value) in &capacity {
-            if !alloc.iter().any(|(a, _, _)| a == n) {
-                allocatable.add_named(n, *milli, *value);
-            }
-        }
         for (n, milli, value) in &alloc {
             allocatable.add_named(n, *milli, *value);
         }
@@ -790,12 +800,29 @@ impl NodeInfo {
     /// decision); otherwise they are chosen with [`NodeInfo::pick_gpus`].
     pub fn add_pod(&mut self, pod: Arc<PodInfo>, gpu_indexes: Option<Vec<u32>>) {
         self.requested.add(&pod.requests);
-        self.non_zero_requested.milli_cpu += pod.non_zero_milli_cpu;
-        self.non_zero_requested.memory += pod.non_zero_memory;
+        self.non_zero_requested.milli_cpu = self
+            .non_zero_requested
+            .milli_cpu
+            .saturating_add(pod.non_zero_milli_cpu);
+        self.non_zero_requested.memory = self
+            .non_zero_requested
+            .memory
+            .saturating_add(pod.non_zero_memory);
         self.used_ports.extend(pod.host_ports.iter().cloned());
         if pod.gpu.count > 0 {
+            // Recorded devices are used only when they make sense on this node: one distinct
+            // index per requested GPU, each below the device count; otherwise devices are chosen.
+            let valid = |idx: &Vec<u32>| {
+                let mut seen = idx.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                seen.len() == idx.len()
+                    && idx.len() == pod.gpu.count as usize
+                    && idx.iter().all(|&i| (i as usize) < self.gpu_used.len())
+            };
             let idx = gpu_indexes
-                .or_else(|| pod.gpu_indexes.clone())
+                .filter(valid)
+                .or_else(|| pod.gpu_indexes.clone().filter(valid))
                 .or_else(|| self.pick_gpus(pod.gpu))
                 .unwrap_or_default();
             for &i in &idx {
@@ -820,8 +847,14 @@ impl NodeInfo {
         };
         let pod = self.pods.swap_remove(pos);
         self.requested.sub(&pod.requests);
-        self.non_zero_requested.milli_cpu -= pod.non_zero_milli_cpu;
-        self.non_zero_requested.memory -= pod.non_zero_memory;
+        self.non_zero_requested.milli_cpu = self
+            .non_zero_requested
+            .milli_cpu
+            .saturating_sub(pod.non_zero_milli_cpu);
+        self.non_zero_requested.memory = self
+            .non_zero_requested
+            .memory
+            .saturating_sub(pod.non_zero_memory);
         for hp in &pod.host_ports {
             if let Some(i) = self.used_ports.iter().position(|u| u == hp) {
                 self.used_ports.swap_remove(i);

@@ -1,10 +1,12 @@
 //! `simulate`: run the real scheduling cycle over a cluster read from files, no API server.
 //!
 //! Pods with `spec.nodeName` already run and count against their node (unless `Succeeded` or
-//! `Failed`). Pending pods whose `schedulerName` is unset or ours are queued in kube-scheduler's
-//! PrioritySort order — priority descending, then `creationTimestamp` (pods without one first),
-//! then input order — and scheduled one at a time, each placement assumed into the cluster state
-//! before the next pod. Pods for other schedulers are reported as `Skipped`.
+//! `Failed`). Pending pods whose `schedulerName` is unset or ours are queued by priority
+//! (descending, as kube-scheduler's PrioritySort), then `creationTimestamp` (pods without one
+//! first) and input order — kube-scheduler orders equal priorities by the time the pod entered
+//! its queue, which for a batch read from files is best approximated by creation time — and
+//! scheduled one at a time, each placement assumed into the cluster state before the next pod.
+//! Pods for other schedulers, pods being deleted and duplicates are reported as `Skipped`.
 
 pub mod files;
 pub mod openb;
@@ -261,6 +263,7 @@ pub fn simulate(
     let total_pods = cluster.pods.len();
     let mut outcomes = Vec::with_capacity(total_pods);
     let mut queue: Vec<(usize, PodInfo)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, pod) in cluster.pods.into_iter().enumerate() {
         let phase = pod
             .status
@@ -300,20 +303,40 @@ pub fn simulate(
             ));
             continue;
         }
+        let key = format!("{ns}/{name}");
+        if !seen.insert(key.clone()) {
+            warnings.push(format!(
+                "pod {key} appears twice in the input; the second one is ignored"
+            ));
+            outcomes.push(skipped(
+                "duplicate of an earlier pod with the same namespace/name".into(),
+                None,
+            ));
+            continue;
+        }
         if !node_name.is_empty() {
-            match PodInfo::from_pod(pod) {
+            let message = match PodInfo::from_pod(pod) {
                 Ok(pi) => {
                     let gpu = pi.gpu_indexes.clone();
-                    if let Err(e) = snapshot.add_pod(Arc::new(pi), None, gpu) {
-                        warnings.push(e.to_string());
+                    match snapshot.add_pod(Arc::new(pi), None, gpu) {
+                        Ok(()) => format!("already assigned to node {node_name}"),
+                        Err(e) => {
+                            warnings.push(e.to_string());
+                            format!("assigned to unknown node {node_name}; not counted")
+                        }
                     }
                 }
-                Err(e) => warnings.push(format!("{e}; not counted against node {node_name}")),
-            }
-            outcomes.push(skipped(
-                format!("already assigned to node {node_name}"),
-                Some(node_name),
-            ));
+                Err(e) => {
+                    warnings.push(format!("{e}; not counted against node {node_name}"));
+                    format!("already assigned to node {node_name}; not counted: {e}")
+                }
+            };
+            outcomes.push(skipped(message, Some(node_name)));
+            continue;
+        }
+        if pod.metadata.deletion_timestamp.is_some() {
+            // skipPodSchedule (v1.22): a pod being deleted is not scheduled.
+            outcomes.push(skipped("pod is being deleted".into(), None));
             continue;
         }
         if !scheduler_name.is_empty() && scheduler_name != cfg.scheduler_name {

@@ -119,8 +119,13 @@ pub fn parse_nodes(cluster: &mut Cluster, file: &str, text: &str) -> Result<(), 
             ("pods", OPENB_NODE_MAX_PODS.to_string()),
         ];
         if gpus > 0 {
+            let milli = gpus.checked_mul(1000).ok_or_else(|| SimError::Csv {
+                file: file.into(),
+                line: *line,
+                message: format!("column gpu: {gpus} GPUs is out of range"),
+            })?;
             res.push((RESOURCE_GPU, gpus.to_string()));
-            res.push((RESOURCE_GPU_MILLI, (gpus * 1000).to_string()));
+            res.push((RESOURCE_GPU_MILLI, milli.to_string()));
         }
         let q = quantities(&res);
         cluster.nodes.push(core::Node {

@@ -49,7 +49,8 @@ pub(crate) fn percent_floor(numerator: i64, capacity: i64) -> i64 {
     if capacity < LIMIT && numerator >= 0 {
         ((numerator * 100) as f64 / capacity as f64) as i64
     } else {
-        numerator * 100 / capacity
+        // The quotient is at most 100; the product may not fit in an i64.
+        (i128::from(numerator) * 100 / i128::from(capacity)) as i64
     }
 }
 
@@ -68,8 +69,11 @@ pub(crate) fn score_from_hot(
     for (o, &i) in out.iter_mut().zip(feasible) {
         let h = &hot[i as usize];
         *o = f([
-            (h.alloc_milli_cpu, h.nz_milli_cpu + pod.score_milli_cpu),
-            (h.alloc_memory, h.nz_memory + pod.score_memory),
+            (
+                h.alloc_milli_cpu,
+                h.nz_milli_cpu.saturating_add(pod.score_milli_cpu),
+            ),
+            (h.alloc_memory, h.nz_memory.saturating_add(pod.score_memory)),
         ]);
     }
 }
@@ -82,11 +86,15 @@ pub(crate) fn cpu_mem_alloc_req(pod: &PodInfo, node: &NodeInfo) -> [(i64, i64); 
     [
         (
             node.allocatable.milli_cpu,
-            node.non_zero_requested.milli_cpu + pod.score_milli_cpu,
+            node.non_zero_requested
+                .milli_cpu
+                .saturating_add(pod.score_milli_cpu),
         ),
         (
             node.allocatable.memory,
-            node.non_zero_requested.memory + pod.score_memory,
+            node.non_zero_requested
+                .memory
+                .saturating_add(pod.score_memory),
         ),
     ]
 }

@@ -59,7 +59,7 @@ pub fn fits_request(
     }
     let a = &node.allocatable;
     let r = &node.requested;
-    if a.milli_cpu < req.milli_cpu + r.milli_cpu {
+    if a.milli_cpu < req.milli_cpu.saturating_add(r.milli_cpu) {
         out.push(InsufficientResource {
             resource: "cpu".into(),
             reason: Cow::Borrowed("Insufficient cpu"),
@@ -68,7 +68,7 @@ pub fn fits_request(
             capacity: a.milli_cpu,
         });
     }
-    if a.memory < req.memory + r.memory {
+    if a.memory < req.memory.saturating_add(r.memory) {
         out.push(InsufficientResource {
             resource: "memory".into(),
             reason: Cow::Borrowed("Insufficient memory"),
@@ -77,7 +77,7 @@ pub fn fits_request(
             capacity: a.memory,
         });
     }
-    if a.ephemeral_storage < req.ephemeral_storage + r.ephemeral_storage {
+    if a.ephemeral_storage < req.ephemeral_storage.saturating_add(r.ephemeral_storage) {
         out.push(InsufficientResource {
             resource: "ephemeral-storage".into(),
             reason: Cow::Borrowed("Insufficient ephemeral-storage"),
@@ -96,7 +96,7 @@ pub fn fits_request(
         }
         let used = r.scalar(name);
         let cap = a.scalar(name);
-        if cap < q + used {
+        if cap < q.saturating_add(used) {
             out.push(InsufficientResource {
                 resource: name.clone(),
                 reason: Cow::Owned(format!("Insufficient {name}")),
@@ -130,12 +130,12 @@ impl FilterPlugin for NodeResourcesFit {
         let r = &node.requested;
         let q = &pod.requests;
         if (node.pods.len() as i64) < a.allowed_pod_number
-            && a.milli_cpu >= q.milli_cpu + r.milli_cpu
-            && a.memory >= q.memory + r.memory
-            && a.ephemeral_storage >= q.ephemeral_storage + r.ephemeral_storage
+            && a.milli_cpu >= q.milli_cpu.saturating_add(r.milli_cpu)
+            && a.memory >= q.memory.saturating_add(r.memory)
+            && a.ephemeral_storage >= q.ephemeral_storage.saturating_add(r.ephemeral_storage)
             && q.scalar
                 .iter()
-                .all(|(name, v)| a.scalar(name) >= v + r.scalar(name))
+                .all(|(name, v)| a.scalar(name) >= v.saturating_add(r.scalar(name)))
         {
             return Status::success();
         }
