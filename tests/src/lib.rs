@@ -1,1 +1,6 @@
 //! Test support for mini-scheduler's cross-crate tests.
+//!
+//! [`apiserver`] is an in-memory Kubernetes API test double served over loopback HTTP, used through
+//! the real `kube::Client`.
+
+pub mod apiserver;

@@ -1,0 +1,852 @@
+//! An in-memory Kubernetes API test double, served over loopback HTTP with axum and used through
+//! the real `kube::Client`.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use k8s_openapi::api::core::v1::Pod;
+//! use tests::apiserver::ApiServer;
+//! let api = ApiServer::start().await;
+//! let client = api.client("replica-1"); // requests carry User-Agent `... (replica-1)`
+//! let pods: kube::Api<Pod> = kube::Api::namespaced(client, "default");
+//! api.faults("replica-1").fail_next(3, 503);
+//! let _ = pods.list(&Default::default()).await; // 503 ServiceUnavailable
+//! let _writes = api.writes();
+//! api.shutdown().await;
+//! # }
+//! ```
+//!
+//! # Served API
+//! core/v1 `pods` (+ `binding`, `status`), `nodes` (+ `status`), `services`,
+//! `replicationcontrollers`, `events`; apps/v1 `replicasets`, `statefulsets`;
+//! coordination.k8s.io/v1 `leases`; events.k8s.io/v1 `events`. Verbs: GET, LIST (with `limit` /
+//! `continue`, `labelSelector`, `fieldSelector`), WATCH (`watch=true`, `resourceVersion`,
+//! `allowWatchBookmarks`, `timeoutSeconds`, `sendInitialEvents`), POST, PUT, PATCH
+//! (`application/merge-patch+json`, `application/strategic-merge-patch+json`), DELETE.
+//! Every error body is a `metav1.Status` worded as kube-apiserver words it.
+//!
+//! # Client identity
+//! A request's client identity is the `x-client-identity` header if present, else the text inside
+//! the last parentheses of its `User-Agent` (`mini-scheduler/0.1.0 (replica-1)` → `replica-1`,
+//! the format the product uses), else the whole `User-Agent`, else `unknown`.
+//!
+//! # Simplifications
+//! Deletes are immediate (no graceful deletion or finalizers); a create or update with
+//! `dryRun` is applied; LIST always reads the latest state (any `resourceVersion` is served as
+//! "not older than"); a watch from an RV newer than the store starts at the current state;
+//! core/v1 and events.k8s.io/v1 events are separate stores; no admission, defaulting or
+//! schema validation beyond what is documented on [`ApiServer`].
+
+mod faults;
+pub mod resources;
+pub mod selectors;
+pub mod status;
+mod store;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Query, State as AxumState};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+pub use faults::ClientFaults;
+use faults::FaultTable;
+pub use resources::Resource;
+use resources::{Target, parse_path};
+use selectors::{FieldSelector, LabelSelector};
+pub use status::ApiError;
+pub use store::WriteRecord;
+use store::{EventType, Part, State, StoreEvent};
+
+/// Client identity used for requests without a usable `User-Agent`.
+pub const UNKNOWN_CLIENT: &str = "unknown";
+/// Request header that names the client identity; takes precedence over the `User-Agent`.
+pub const HEADER_CLIENT_IDENTITY: &str = "x-client-identity";
+
+struct Shared {
+    state: Mutex<State>,
+    faults: Arc<FaultTable>,
+    bookmark_interval: Option<Duration>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Options for [`ApiServer`]; start with [`ApiServer::builder`].
+#[derive(Debug, Clone)]
+pub struct ApiServerBuilder {
+    history_limit: usize,
+    bookmark_interval: Option<Duration>,
+}
+
+impl ApiServerBuilder {
+    /// How many change events per resource are kept for watches to resume from (default 10,000).
+    /// Resuming from an older resourceVersion gets an in-stream 410 Expired.
+    pub fn history_limit(mut self, events: usize) -> Self {
+        self.history_limit = events;
+        self
+    }
+
+    /// Interval of periodic BOOKMARK events on watches that allow them (default 60 s, like the
+    /// apiserver's watch cache); `None` sends a bookmark only when a watch times out.
+    pub fn bookmark_interval(mut self, interval: Option<Duration>) -> Self {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// Binds `127.0.0.1:0` and serves in a background task.
+    ///
+    /// # Panics
+    /// If the loopback listener cannot be bound.
+    pub async fn start(self) -> ApiServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::new(self.history_limit)),
+            faults: Arc::new(FaultTable::default()),
+            bookmark_interval: self.bookmark_interval,
+        });
+        let router = Router::new()
+            .fallback(handle)
+            .with_state(shared.clone())
+            .layer(DefaultBodyLimit::disable());
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        ApiServer {
+            addr,
+            shared,
+            task: Some(task),
+            stop: Some(tx),
+        }
+    }
+}
+
+/// The running test double. Dropping it stops serving (use [`ApiServer::shutdown`] to wait).
+///
+/// Semantics reproduced from kube-apiserver (generic registry, pod/binding strategy):
+/// - one global resourceVersion counter, bumped by every write and set as
+///   `metadata.resourceVersion`; create sets `uid`, `creationTimestamp`, `namespace`,
+///   `generation` (pods, ReplicaSets, StatefulSets, RCs; bumped on spec change); a pod created over
+///   HTTP gets `status: {phase: Pending}`;
+/// - PUT with a stale non-empty `metadata.resourceVersion` → 409 Conflict; create of an existing
+///   name → 409 AlreadyExists; missing → 404 NotFound; an update that changes nothing does not
+///   bump the resourceVersion; main-resource writes keep `status`, `status` writes change only it;
+/// - `pods/{name}/binding`: preconditions on the Binding's uid/resourceVersion, 409
+///   `pods/binding` "already assigned", annotations copied, `spec.nodeName` and
+///   `PodScheduled=True` set, answered 201 with a Success Status;
+/// - Leases: `spec.leaseDurationSeconds` must be > 0 (422 Invalid);
+/// - watches move objects into/out of a selection as ADDED/DELETED, and answer a too-old
+///   resourceVersion with HTTP 200 and an in-stream `ERROR` 410 Expired.
+pub struct ApiServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        self.shared.faults.shutdown();
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
+
+fn resource_of<K: k8s_openapi::Resource>() -> Resource {
+    Resource::of::<K>()
+        .unwrap_or_else(|| panic!("{} is not served by the test API server", K::KIND))
+}
+
+impl ApiServer {
+    /// Starts a server with default options.
+    pub async fn start() -> ApiServer {
+        ApiServer::builder().start().await
+    }
+
+    /// Options for a server.
+    pub fn builder() -> ApiServerBuilder {
+        ApiServerBuilder {
+            history_limit: 10_000,
+            bookmark_interval: Some(Duration::from_secs(60)),
+        }
+    }
+
+    /// The loopback address served.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A `kube::Config` for this server: plain HTTP, `default_retry = false`, default namespace
+    /// `default`, and `User-Agent: mini-scheduler-test/0.1.0 (<identity>)`.
+    ///
+    /// # Panics
+    /// If `identity` is not a valid header value.
+    pub fn config(&self, identity: &str) -> kube::Config {
+        let mut c = kube::Config::new(self.url().parse().expect("loopback URL"));
+        c.default_retry = false;
+        c.default_namespace = "default".into();
+        let ua = HeaderValue::from_str(&format!("mini-scheduler-test/0.1.0 ({identity})"))
+            .expect("identity is a header value");
+        c.headers.push((header::USER_AGENT, ua));
+        c
+    }
+
+    /// A real `kube::Client` whose requests carry `identity` (see [`ApiServer::config`]).
+    ///
+    /// # Panics
+    /// If the client cannot be built (invalid identity).
+    pub fn client(&self, identity: &str) -> kube::Client {
+        kube::Client::try_from(self.config(identity)).expect("kube client for the test API server")
+    }
+
+    /// Fault controls for one client identity.
+    pub fn faults(&self, identity: &str) -> ClientFaults {
+        ClientFaults {
+            table: self.shared.faults.clone(),
+            client: identity.to_string(),
+        }
+    }
+
+    /// Holds every request of every client (and pauses every watch) until [`ApiServer::resume`];
+    /// held requests are then answered 504 and not applied.
+    pub fn pause(&self) {
+        self.shared.faults.set_paused(true);
+    }
+
+    /// Ends a [`ApiServer::pause`].
+    pub fn resume(&self) {
+        self.shared.faults.set_paused(false);
+    }
+
+    /// Every write request answered so far (POST, PUT, PATCH, DELETE; failures and injected faults
+    /// included), in the order the server applied them.
+    pub fn writes(&self) -> Vec<WriteRecord> {
+        self.shared.lock().writes()
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.shared.lock().resource_version()
+    }
+
+    /// Forgets every retained watch event: a watch resuming from an older resourceVersion gets
+    /// 410 Expired and the client must relist. Open watches are not affected (combine with
+    /// [`ClientFaults::drop_watches`]).
+    pub fn compact(&self) {
+        self.shared.lock().compact();
+    }
+
+    /// Reads an object straight from the store (`ns` is ignored for cluster-scoped kinds).
+    ///
+    /// # Panics
+    /// If `K` is not served, or the stored JSON does not deserialize as `K`.
+    pub fn get<K: k8s_openapi::Resource + DeserializeOwned>(
+        &self,
+        ns: &str,
+        name: &str,
+    ) -> Option<K> {
+        let r = resource_of::<K>();
+        let ns = if r.info().namespaced { ns } else { "" };
+        let obj = self.shared.lock().get(r, ns, name).ok()?;
+        Some(serde_json::from_value((*obj).clone()).expect("stored object deserializes"))
+    }
+
+    /// Every stored object of kind `K`, ordered by namespace then name.
+    ///
+    /// # Panics
+    /// If `K` is not served, or a stored object does not deserialize as `K`.
+    pub fn list<K: k8s_openapi::Resource + DeserializeOwned>(&self) -> Vec<K> {
+        let r = resource_of::<K>();
+        let objs = self.shared.lock().select(
+            r,
+            None,
+            &LabelSelector::default(),
+            &FieldSelector::default(),
+        );
+        objs.iter()
+            .map(|o| serde_json::from_value((**o).clone()).expect("stored object deserializes"))
+            .collect()
+    }
+
+    /// Creates an object without HTTP (not in the write record; watchers see ADDED). Unlike a POST,
+    /// the given `status` is kept. Returns the stored object (uid, resourceVersion, ...).
+    ///
+    /// # Errors
+    /// The API error a create would give (AlreadyExists, Invalid).
+    ///
+    /// # Panics
+    /// If `K` is not served or does not round-trip through JSON.
+    pub fn seed<K: k8s_openapi::Resource + Serialize + DeserializeOwned>(
+        &self,
+        obj: &K,
+    ) -> Result<K, ApiError> {
+        let r = resource_of::<K>();
+        let v = serde_json::to_value(obj).expect("object serializes");
+        let ns = v
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let stored = self.shared.lock().create(r, ns.as_deref(), v, false)?;
+        Ok(serde_json::from_value((*stored).clone()).expect("stored object deserializes"))
+    }
+
+    /// Replaces an object without HTTP (PUT semantics, including the resourceVersion check and
+    /// status handling: pass `status = true` to write the status subresource).
+    ///
+    /// # Errors
+    /// The API error a PUT would give.
+    ///
+    /// # Panics
+    /// If `K` is not served or does not round-trip through JSON.
+    pub fn replace<K: k8s_openapi::Resource + Serialize + DeserializeOwned>(
+        &self,
+        obj: &K,
+        status: bool,
+    ) -> Result<K, ApiError> {
+        let r = resource_of::<K>();
+        let v = serde_json::to_value(obj).expect("object serializes");
+        let ns = v
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let name = v
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let ns = if r.info().namespaced {
+            ns
+        } else {
+            String::new()
+        };
+        let part = if status { Part::Status } else { Part::Main };
+        let stored = self.shared.lock().replace(r, &ns, &name, v, part)?;
+        Ok(serde_json::from_value((*stored).clone()).expect("stored object deserializes"))
+    }
+
+    /// Deletes an object without HTTP (watchers see DELETED).
+    ///
+    /// # Errors
+    /// 404 NotFound if absent.
+    pub fn remove<K: k8s_openapi::Resource>(&self, ns: &str, name: &str) -> Result<(), ApiError> {
+        let r = resource_of::<K>();
+        let ns = if r.info().namespaced { ns } else { "" };
+        self.shared
+            .lock()
+            .delete(r, ns, name, &Value::Null)
+            .map(|_| ())
+    }
+
+    /// Stops serving: ends watches, releases held requests, waits (at most 5 s) for the server.
+    pub async fn shutdown(mut self) {
+        self.shared.faults.shutdown();
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut t) = self.task.take()
+            && tokio::time::timeout(Duration::from_secs(5), &mut t)
+                .await
+                .is_err()
+        {
+            t.abort();
+        }
+    }
+}
+
+fn identity(headers: &HeaderMap) -> String {
+    if let Some(id) = headers
+        .get(HEADER_CLIENT_IDENTITY)
+        .and_then(|v| v.to_str().ok())
+    {
+        return id.to_string();
+    }
+    let Some(ua) = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return UNKNOWN_CLIENT.to_string();
+    };
+    if let (Some(open), Some(close)) = (ua.rfind('('), ua.rfind(')'))
+        && open < close
+    {
+        return ua[open + 1..close].to_string();
+    }
+    ua.to_string()
+}
+
+fn json_response(code: u16, body: &Value) -> Response {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+}
+
+fn error_response(e: &ApiError) -> Response {
+    json_response(e.code, &e.to_status())
+}
+
+/// The outcome of a non-watch request: code, body, the RV produced and the object name.
+type Outcome = Result<(u16, Value, Option<String>, Option<String>), ApiError>;
+
+fn rv_name(obj: &Value) -> (Option<String>, Option<String>) {
+    let get = |f: &str| {
+        obj.pointer(&format!("/metadata/{f}"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    (get("resourceVersion"), get("name"))
+}
+
+fn parse_body(body: &Bytes) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!("the body of the request could not be decoded: {e}"))
+    })
+}
+
+fn selectors(
+    t: &Target,
+    q: &HashMap<String, String>,
+) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    let labels = LabelSelector::parse(q.get("labelSelector").map_or("", String::as_str))?;
+    let fields = FieldSelector::parse(
+        q.get("fieldSelector").map_or("", String::as_str),
+        t.resource,
+    )?;
+    Ok((labels, fields))
+}
+
+fn dispatch(
+    st: &mut State,
+    method: &Method,
+    t: &Target,
+    q: &HashMap<String, String>,
+    body: &Bytes,
+    content_type: &str,
+) -> Outcome {
+    let r = t.resource;
+    let ns = t.namespace.as_deref().unwrap_or_default();
+    let sub = t.subresource.as_deref();
+    let status_ok = sub.is_none() || (sub == Some("status") && r.info().has_status);
+    let part = if sub == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    let with_obj = |code: u16, o: &Value| {
+        let (rv, name) = rv_name(o);
+        (code, o.clone(), rv, name)
+    };
+    match (method.clone(), t.name.as_deref()) {
+        (Method::GET, None) if sub.is_none() => {
+            let (labels, fields) = selectors(t, q)?;
+            let limit = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0);
+            let list = st.list(
+                r,
+                t.namespace.as_deref(),
+                &labels,
+                &fields,
+                limit,
+                q.get("continue").map(String::as_str),
+            )?;
+            Ok((200, list, None, None))
+        }
+        (Method::GET, Some(name)) if status_ok => Ok(with_obj(200, &*st.get(r, ns, name)?)),
+        (Method::POST, None) if sub.is_none() => {
+            let obj = st.create(r, t.namespace.as_deref(), parse_body(body)?, true)?;
+            Ok(with_obj(201, &obj))
+        }
+        (Method::POST, Some(name)) if sub == Some("binding") && r == Resource::Pods => {
+            let pod = st.bind(ns, name, &parse_body(body)?)?;
+            let (rv, _) = rv_name(&pod);
+            Ok((201, status::success(201), rv, Some(name.to_string())))
+        }
+        (Method::PUT, Some(name)) if status_ok => Ok(with_obj(
+            200,
+            &*st.replace(r, ns, name, parse_body(body)?, part)?,
+        )),
+        (Method::PATCH, Some(name)) if status_ok => {
+            let strategic = match content_type.split(';').next().unwrap_or_default().trim() {
+                "application/merge-patch+json" => false,
+                "application/strategic-merge-patch+json" => true,
+                other => return Err(ApiError::unsupported_media_type(other)),
+            };
+            Ok(with_obj(
+                200,
+                &*st.patch(r, ns, name, &parse_body(body)?, strategic, part)?,
+            ))
+        }
+        (Method::DELETE, Some(name)) if sub.is_none() => {
+            let before = st.resource_version();
+            let out = st.delete(r, ns, name, &parse_body(body)?)?;
+            let rv = (st.resource_version() != before).then(|| st.resource_version().to_string());
+            Ok((200, out, rv, Some(name.to_string())))
+        }
+        (Method::GET | Method::POST | Method::PUT | Method::PATCH | Method::DELETE, _)
+            if t.name.is_some() && !status_ok && sub != Some("binding") =>
+        {
+            Err(ApiError::no_route())
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+async fn handle(
+    AxumState(shared): AxumState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let client = identity(&headers);
+    let target = parse_path(uri.path());
+    let is_write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let record = |st: &mut State, code: u16, rv: Option<String>, name: Option<String>| {
+        if !is_write {
+            return;
+        }
+        let request: Option<Value> = serde_json::from_slice(&body).ok();
+        st.record(WriteRecord {
+            seq: 0,
+            at: SystemTime::now(),
+            client: client.clone(),
+            method: method.to_string(),
+            path: uri.path().to_string(),
+            kind: target
+                .as_ref()
+                .map(|t| t.resource.info().kind.to_string())
+                .unwrap_or_default(),
+            namespace: target.as_ref().and_then(|t| t.namespace.clone()),
+            name: name
+                .or_else(|| target.as_ref().and_then(|t| t.name.clone()))
+                .or_else(|| {
+                    request
+                        .as_ref()
+                        .and_then(|r| r.pointer("/metadata/name"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                }),
+            subresource: target.as_ref().and_then(|t| t.subresource.clone()),
+            code,
+            resource_version: rv,
+            request,
+        });
+    };
+    if let Err(e) = shared.faults.gate(&client).await {
+        record(&mut shared.lock(), e.code, None, None);
+        return error_response(&e);
+    }
+    let q: HashMap<String, String> = Query::try_from_uri(&uri)
+        .map(|Query(q)| q)
+        .unwrap_or_default();
+    let Some(t) = target.clone() else {
+        record(&mut shared.lock(), 404, None, None);
+        return error_response(&ApiError::no_route());
+    };
+    let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+    if method == Method::GET && is_watch && t.name.is_none() {
+        return watch(shared, client, t, q);
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let mut st = shared.lock();
+    match dispatch(&mut st, &method, &t, &q, &body, content_type) {
+        Ok((code, out, rv, name)) => {
+            record(&mut st, code, rv, name);
+            drop(st);
+            json_response(code, &out)
+        }
+        Err(e) => {
+            record(&mut st, e.code, None, None);
+            drop(st);
+            error_response(&e)
+        }
+    }
+}
+
+/// What one watch selects.
+struct Filter {
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+}
+
+impl Filter {
+    fn matches(&self, obj: &Value) -> bool {
+        let ns_ok = self
+            .namespace
+            .as_deref()
+            .is_none_or(|n| obj.pointer("/metadata/namespace").and_then(Value::as_str) == Some(n));
+        ns_ok && self.labels.matches(obj) && self.fields.matches(obj)
+    }
+
+    /// The event this watch sees for a store change, as the watch cache computes it: objects
+    /// entering the selection are ADDED, objects leaving it DELETED (the previous object, carrying
+    /// the new resourceVersion).
+    fn translate(&self, ev: &StoreEvent) -> Option<(&'static str, Value)> {
+        let now = self.matches(&ev.object);
+        match ev.kind {
+            EventType::Added => now.then(|| ("ADDED", (*ev.object).clone())),
+            EventType::Deleted => now.then(|| ("DELETED", (*ev.object).clone())),
+            EventType::Modified => {
+                let before = ev.prev.as_deref().is_some_and(|p| self.matches(p));
+                match (before, now) {
+                    (true, true) => Some(("MODIFIED", (*ev.object).clone())),
+                    (false, true) => Some(("ADDED", (*ev.object).clone())),
+                    (true, false) => {
+                        let mut old = ev.prev.as_deref().cloned().unwrap_or(Value::Null);
+                        old["metadata"]["resourceVersion"] = json!(ev.rv.to_string());
+                        Some(("DELETED", old))
+                    }
+                    (false, false) => None,
+                }
+            }
+        }
+    }
+}
+
+fn line(kind: &str, object: &Value) -> Bytes {
+    let mut v = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
+    v.push(b'\n');
+    Bytes::from(v)
+}
+
+fn bookmark(r: Resource, rv: u64, initial_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    line(
+        "BOOKMARK",
+        &json!({"kind": r.info().kind, "apiVersion": r.api_version(), "metadata": meta}),
+    )
+}
+
+fn watch(shared: Arc<Shared>, client: String, t: Target, q: HashMap<String, String>) -> Response {
+    let (labels, fields) = match selectors(&t, &q) {
+        Ok(s) => s,
+        Err(e) => return error_response(&e),
+    };
+    let filter = Filter {
+        namespace: t.namespace.clone(),
+        labels,
+        fields,
+    };
+    let r = t.resource;
+    let bookmarks = q
+        .get("allowWatchBookmarks")
+        .is_some_and(|b| b == "true" || b == "1");
+    let initial_events = q
+        .get("sendInitialEvents")
+        .is_some_and(|b| b == "true" || b == "1");
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|s| s.parse().ok())
+        .map_or(Duration::from_secs(1800), Duration::from_secs);
+    let rv_param = q
+        .get("resourceVersion")
+        .map(String::as_str)
+        .unwrap_or_default();
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let body = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    }));
+    let mut first: Vec<Bytes> = Vec::new();
+    let sub = {
+        let st = shared.lock();
+        let from = if rv_param.is_empty() || rv_param == "0" || initial_events {
+            let current = st.resource_version();
+            for o in st.select(
+                r,
+                filter.namespace.as_deref(),
+                &filter.labels,
+                &filter.fields,
+            ) {
+                first.push(line("ADDED", &o));
+            }
+            if initial_events {
+                first.push(bookmark(r, current, true));
+            }
+            Ok(current)
+        } else {
+            rv_param.parse::<u64>().map_err(|_| {
+                ApiError::invalid(
+                    r,
+                    "",
+                    &[(
+                        "resourceVersion".into(),
+                        "FieldValueInvalid",
+                        format!("Invalid value: {rv_param:?}: must be a number"),
+                    )],
+                )
+            })
+        };
+        match from {
+            Ok(from) => st.subscribe(r, from),
+            Err(e) => return error_response(&e),
+        }
+    };
+    let sub = match sub {
+        Ok(s) => s,
+        Err(e) => {
+            first.push(line("ERROR", &e.to_status()));
+            tokio::spawn(async move {
+                for b in first {
+                    if tx.send(b).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            return (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response();
+        }
+    };
+    tokio::spawn(run_watch(
+        shared, client, r, filter, sub, first, tx, bookmarks, timeout,
+    ));
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_watch(
+    shared: Arc<Shared>,
+    client: String,
+    r: Resource,
+    filter: Filter,
+    sub: store::Subscription,
+    first: Vec<Bytes>,
+    tx: mpsc::Sender<Bytes>,
+    bookmarks: bool,
+    timeout: Duration,
+) {
+    let faults = shared.faults.clone();
+    let mut fault_rx = faults.subscribe();
+    let drop_gen = faults.drop_gen(&client);
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut tick = shared
+        .bookmark_interval
+        .filter(|_| bookmarks)
+        .map(|i| tokio::time::interval_at(tokio::time::Instant::now() + i, i));
+    let mut rx = sub.rx;
+    let mut last = sub.start_rv;
+    let dropped = |f: &FaultTable| f.is_shutdown() || f.drop_gen(&client) != drop_gen;
+    let mut pending: std::collections::VecDeque<Bytes> = first.into();
+    for ev in sub.replay {
+        if let Some((k, o)) = filter.translate(&ev) {
+            pending.push_back(line(k, &o));
+        }
+    }
+    loop {
+        // A cut-off client receives nothing until healed.
+        while faults.is_hung(&client) && !dropped(&faults) {
+            tokio::select! {
+                c = fault_rx.changed() => if c.is_err() { return },
+                _ = &mut deadline => return,
+            }
+        }
+        if dropped(&faults) {
+            return;
+        }
+        if let Some(b) = pending.pop_front() {
+            if tx.send(b).await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let bookmark_now =
+            |rx: &mut broadcast::Receiver<Arc<StoreEvent>>,
+             last: &mut u64,
+             pending: &mut std::collections::VecDeque<Bytes>| {
+                let st = shared.lock();
+                let now = st.resource_version();
+                while let Ok(ev) = rx.try_recv() {
+                    if ev.rv > *last {
+                        *last = ev.rv;
+                        if let Some((k, o)) = filter.translate(&ev) {
+                            pending.push_back(line(k, &o));
+                        }
+                    }
+                }
+                drop(st);
+                *last = (*last).max(now);
+                pending.push_back(bookmark(r, *last, false));
+            };
+        tokio::select! {
+            _ = &mut deadline => {
+                if bookmarks {
+                    bookmark_now(&mut rx, &mut last, &mut pending);
+                    while let Some(b) = pending.pop_front() {
+                        if tx.send(b).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                return;
+            }
+            c = fault_rx.changed() => if c.is_err() { return },
+            _ = async { match tick.as_mut() { Some(t) => { t.tick().await; } None => std::future::pending::<()>().await } } => {
+                bookmark_now(&mut rx, &mut last, &mut pending);
+            }
+            ev = rx.recv() => match ev {
+                Ok(ev) => {
+                    if ev.rv > last {
+                        last = ev.rv;
+                        if let Some((k, o)) = filter.translate(&ev) {
+                            pending.push_back(line(k, &o));
+                        }
+                    }
+                }
+                // Too slow: the apiserver closes such a watch; the client re-watches.
+                Err(_) => return,
+            },
+        }
+    }
+}
