@@ -96,6 +96,29 @@ impl LeaderWatch {
         Self { state, holder }
     }
 
+    /// A watch that always leads, for running without leader election
+    /// (`--leader-elect=false`): one term for `identity` with no lease (`lease_uid: None`,
+    /// `lease_transitions: 0`) whose deadline is ten years away.
+    pub fn always_leading(identity: &str) -> Self {
+        let now = Instant::now();
+        let deadline = now
+            .checked_add(std::time::Duration::from_secs(10 * 365 * 24 * 3600))
+            .unwrap_or(now);
+        let (state_tx, state) = watch::channel(LeaderState::Leader {
+            term: LeaderTerm {
+                lease_uid: None,
+                lease_transitions: 0,
+                identity: identity.to_string(),
+                acquired_at: now,
+            },
+            deadline,
+        });
+        let (holder_tx, holder) = watch::channel(Some(identity.to_string()));
+        // The receivers keep the last value after the senders are gone.
+        drop((state_tx, holder_tx));
+        Self { state, holder }
+    }
+
     /// A receiver of the leadership state. Note that a `Leader` value is only valid until its
     /// `deadline`; use [`LeaderState::is_leading`] rather than matching the variant.
     pub fn state(&self) -> watch::Receiver<LeaderState> {

@@ -2,6 +2,7 @@
 //! file. Subcommands: `simulate` (the scheduling cycle over cluster files) and `policy check`.
 
 mod output;
+mod run;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -26,8 +27,17 @@ const EXIT_BAD_INPUT: u8 = 2;
     about = "A Kubernetes secondary scheduler with legacy Policy support"
 )]
 struct Cli {
+    /// Log format: `text` for people, `json` for log pipelines.
+    #[arg(long, global = true, env = "MINI_SCHEDULER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -36,6 +46,8 @@ enum Command {
     ///
     /// With no input flags it schedules the bundled demo cluster with the bundled policy.
     Simulate(SimulateArgs),
+    /// Run the scheduler against a Kubernetes API server (leader-elected, watching, binding).
+    Run(run::RunArgs),
     /// Policy file tools.
     Policy {
         #[command(subcommand)]
@@ -92,16 +104,25 @@ struct SimulateArgs {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    if cli.log_format == LogFormat::Json {
+        builder.json().init();
+    } else {
+        builder.with_ansi(std::io::stderr().is_terminal()).init();
+    }
     match cli.command {
+        Command::Run(args) => match tokio::runtime::Runtime::new() {
+            Ok(rt) => rt.block_on(run::run(args)),
+            Err(e) => {
+                eprintln!("error: starting the async runtime: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Policy {
             command: PolicyCommand::Check { file },
         } => policy_check(&file),

@@ -1,0 +1,372 @@
+//! `mini-scheduler run`: the scheduler against a real API server — flags with kube-scheduler's
+//! names, the kube client, leader election, the admin HTTP endpoint and signal handling.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use clap::ArgAction;
+use election::{LeaderElectionConfig, default_identity, pod_namespace};
+use prometheus::{Encoder, Registry, TextEncoder};
+use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
+use scheduler::controller::{RunConfig, RunOutcome};
+use scheduler::policy;
+use tracing::{error, info};
+
+/// Exit code when leadership is lost (kube-scheduler's `klog.FlushAndExit(..., 1)`).
+const EXIT_LEADERSHIP_LOST: u8 = 1;
+/// Exit code for configuration errors.
+const EXIT_BAD_INPUT: u8 = 2;
+
+/// Flags of `mini-scheduler run`; each can also come from the environment variable shown.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Path to a kubeconfig; without it the in-cluster configuration (or $KUBECONFIG) is used.
+    #[arg(long, env = "MINI_SCHEDULER_KUBECONFIG", value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Pods whose spec.schedulerName is this are scheduled by this scheduler.
+    #[arg(
+        long,
+        env = "MINI_SCHEDULER_SCHEDULER_NAME",
+        default_value = "mini-scheduler"
+    )]
+    pub scheduler_name: String,
+    /// Legacy Policy file (JSON or YAML); absent = the v1.22 DefaultProvider plugins this build
+    /// implements.
+    #[arg(long, env = "MINI_SCHEDULER_POLICY_CONFIG_FILE", value_name = "FILE")]
+    pub policy_config_file: Option<PathBuf>,
+    /// Start a leader election client and gain leadership before scheduling.
+    #[arg(long, env = "MINI_SCHEDULER_LEADER_ELECT", default_value_t = true, action = ArgAction::Set)]
+    pub leader_elect: bool,
+    /// How long a non-leader waits after observing a renewal before it may take over.
+    #[arg(long, env = "MINI_SCHEDULER_LEADER_ELECT_LEASE_DURATION", default_value = "15s", value_parser = parse_duration)]
+    pub leader_elect_lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it stops leading; must be less than the
+    /// lease duration.
+    #[arg(long, env = "MINI_SCHEDULER_LEADER_ELECT_RENEW_DEADLINE", default_value = "10s", value_parser = parse_duration)]
+    pub leader_elect_renew_deadline: Duration,
+    /// Wait between acquire and renew attempts.
+    #[arg(long, env = "MINI_SCHEDULER_LEADER_ELECT_RETRY_PERIOD", default_value = "2s", value_parser = parse_duration)]
+    pub leader_elect_retry_period: Duration,
+    /// Name of the Lease object used for leader election.
+    #[arg(
+        long,
+        env = "MINI_SCHEDULER_LEADER_ELECT_RESOURCE_NAME",
+        default_value = "mini-scheduler"
+    )]
+    pub leader_elect_resource_name: String,
+    /// Namespace of the Lease (default: this pod's namespace, else `default`).
+    #[arg(long, env = "MINI_SCHEDULER_LEADER_ELECT_RESOURCE_NAMESPACE")]
+    pub leader_elect_resource_namespace: Option<String>,
+    /// Type of lock object; only `leases` exists.
+    #[arg(
+        long,
+        env = "MINI_SCHEDULER_LEADER_ELECT_RESOURCE_LOCK",
+        default_value = "leases"
+    )]
+    pub leader_elect_resource_lock: String,
+    /// Client-side limit of the scheduler's API writes (bindings, events, status), per second.
+    #[arg(long, env = "MINI_SCHEDULER_KUBE_API_QPS", default_value_t = 50.0)]
+    pub kube_api_qps: f64,
+    /// Burst allowed above --kube-api-qps.
+    #[arg(long, env = "MINI_SCHEDULER_KUBE_API_BURST", default_value_t = 100)]
+    pub kube_api_burst: u32,
+    /// percentageOfNodesToScore: 0 = adaptive, 100 = all nodes.
+    #[arg(long, env = "MINI_SCHEDULER_PERCENTAGE_OF_NODES_TO_SCORE", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
+    pub percentage_of_nodes_to_score: i32,
+    /// Address of the admin HTTP endpoint (/metrics, /healthz, /livez, /readyz).
+    #[arg(
+        long,
+        env = "MINI_SCHEDULER_ADMIN_ADDRESS",
+        default_value = "0.0.0.0:10259"
+    )]
+    pub admin_address: SocketAddr,
+}
+
+/// Go-style duration (`15s`, `1m30s`, `500ms`, `2h`), as kube-scheduler's flags take them.
+///
+/// # Errors
+/// A message naming the value when it is not a duration.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration {s:?} (examples: 15s, 1m30s, 500ms)");
+    let mut total = Duration::ZERO;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    if rest == "0" {
+        return Ok(Duration::ZERO);
+    }
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let value: f64 = rest[..num_end].parse().map_err(|_| bad())?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = match &rest[..unit_end] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        rest = &rest[unit_end..];
+        total += Duration::from_secs_f64(value * unit);
+    }
+    Ok(total)
+}
+
+#[derive(Clone)]
+struct Admin {
+    registry: Registry,
+    probes: ReplicaProbes,
+}
+
+async fn metrics(State(a): State<Admin>) -> (StatusCode, String) {
+    let mut buf = Vec::new();
+    match TextEncoder::new().encode(&a.registry.gather(), &mut buf) {
+        Ok(()) => (StatusCode::OK, String::from_utf8_lossy(&buf).into_owned()),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn healthz(State(a): State<Admin>) -> (StatusCode, String) {
+    match a.probes.health.as_ref().map(|h| h.check()) {
+        Some(Err(e)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("[-]leaderElection failed: {e}\nhealthz check failed\n"),
+        ),
+        _ => (StatusCode::OK, "ok".into()),
+    }
+}
+
+async fn livez() -> (StatusCode, String) {
+    (StatusCode::OK, "ok".into())
+}
+
+async fn readyz(State(a): State<Admin>) -> (StatusCode, String) {
+    if a.probes
+        .status
+        .caches_synced
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        (StatusCode::OK, "ok".into())
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "[-]caches not synced yet\nreadyz check failed\n".into(),
+        )
+    }
+}
+
+async fn client_config(args: &RunArgs) -> Result<kube::Config, String> {
+    match &args.kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))
+        }
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| format!("no --kubeconfig and no in-cluster configuration: {e}")),
+    }
+}
+
+/// `mini-scheduler run`.
+pub async fn run(args: RunArgs) -> ExitCode {
+    if args.leader_elect_resource_lock != "leases" {
+        eprintln!(
+            "error: --leader-elect-resource-lock={:?}: only \"leases\" is supported (endpoints and configmaps locks were removed from client-go in Kubernetes 1.24)",
+            args.leader_elect_resource_lock
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    if args.kube_api_qps.is_nan() || args.kube_api_qps <= 0.0 || args.kube_api_burst == 0 {
+        eprintln!(
+            "error: --kube-api-qps={} and --kube-api-burst={} must be positive",
+            args.kube_api_qps, args.kube_api_burst
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let resolved = match &args.policy_config_file {
+        Some(path) => match policy::load_policy_file(path) {
+            Ok(l) => {
+                for w in &l.warnings {
+                    tracing::warn!("{w}");
+                }
+                l.resolved
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        },
+        None => {
+            let d = policy::default_provider();
+            for n in &d.notes {
+                info!("{n}");
+            }
+            d
+        }
+    };
+    if let Err(e) = scheduler::Framework::from_policy(&resolved) {
+        eprintln!("error: policy: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let identity = default_identity();
+    let election = args.leader_elect.then(|| LeaderElectionConfig {
+        lease_duration: args.leader_elect_lease_duration,
+        renew_deadline: args.leader_elect_renew_deadline,
+        retry_period: args.leader_elect_retry_period,
+        identity: identity.clone(),
+        lease_name: args.leader_elect_resource_name.clone(),
+        lease_namespace: args
+            .leader_elect_resource_namespace
+            .clone()
+            .unwrap_or_else(pod_namespace),
+        release_on_cancel: true,
+    });
+    if let Some(e) = &election
+        && let Err(err) = e.validate()
+    {
+        eprintln!("error: leader election: {err}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let mut config = match client_config(&args).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let agent = format!("mini-scheduler/{} ({identity})", env!("CARGO_PKG_VERSION"));
+    if let Ok(v) = axum::http::HeaderValue::from_str(&agent) {
+        config.headers.push((axum::http::header::USER_AGENT, v));
+    }
+    let client = match kube::Client::try_from(config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: building the API client: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(args.admin_address).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: --admin-address {}: {e}", args.admin_address);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let registry = Registry::new();
+    let cfg = ReplicaConfig {
+        run: RunConfig {
+            scheduler_name: args.scheduler_name.clone(),
+            identity: identity.clone(),
+            policy: resolved,
+            percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
+            bind_concurrency: 16,
+            shutdown_grace: Duration::from_secs(10),
+            seed: rand_seed(),
+            write_qps: args.kube_api_qps,
+            write_burst: args.kube_api_burst,
+        },
+        election,
+    };
+    info!(identity = %identity, scheduler = %args.scheduler_name, "Starting mini-scheduler");
+    let admin_registry = registry.clone();
+    let on_start = move |probes: ReplicaProbes| {
+        let app = Router::new()
+            .route("/metrics", get(metrics))
+            .route("/healthz", get(healthz))
+            .route("/livez", get(livez))
+            .route("/readyz", get(readyz))
+            .with_state(Admin {
+                registry: admin_registry,
+                probes,
+            });
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                error!(error = %e, "Admin HTTP server failed");
+            }
+        });
+    };
+    let outcome = run_replica(client, cfg, &registry, on_start, shutdown_signal()).await;
+    match outcome {
+        Ok(RunOutcome::Shutdown) => ExitCode::SUCCESS,
+        Ok(RunOutcome::LeadershipLost) => ExitCode::from(EXIT_LEADERSHIP_LOST),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn rand_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Resolves on the first SIGTERM or Ctrl-C; a second signal exits at once with code 1.
+async fn shutdown_signal() {
+    wait_signal().await;
+    info!("Received termination signal; shutting down (a second signal exits immediately)");
+    tokio::spawn(async {
+        wait_signal().await;
+        error!("Second signal: exiting now");
+        std::process::exit(1);
+    });
+}
+
+async fn wait_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn go_durations_parse() {
+        assert_eq!(parse_duration("15s").unwrap(), Duration::from_secs(15));
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        assert!(parse_duration("15").is_err());
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

@@ -1,0 +1,190 @@
+//! `mini-scheduler run` as a process against the in-memory API test double: it binds a pending
+//! pod, serves /metrics and /readyz, and on SIGTERM stops, releases its Lease and exits 0.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Container, Node, NodeStatus, Pod, PodSpec, ResourceRequirements};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use tests::apiserver::ApiServer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+        .collect()
+}
+
+async fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .ok()?;
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").as_bytes())
+        .await
+        .ok()?;
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).await.ok()?;
+    let code = buf.split_whitespace().nth(1)?.parse().ok()?;
+    let body = buf.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
+    Some((code, body))
+}
+
+async fn wait_for<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_binds_serves_admin_and_releases_on_sigterm() {
+    let api = ApiServer::start().await;
+    api.seed(&Node {
+        metadata: ObjectMeta {
+            name: Some("node-1".into()),
+            ..Default::default()
+        },
+        spec: None,
+        status: Some(NodeStatus {
+            allocatable: Some(q(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
+            ..Default::default()
+        }),
+    })
+    .unwrap();
+    api.seed(&Pod {
+        metadata: ObjectMeta {
+            name: Some("web-0".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            scheduler_name: Some("mini-scheduler".into()),
+            containers: vec![Container {
+                name: "web".into(),
+                resources: Some(ResourceRequirements {
+                    requests: Some(q(&[("cpu", "500m"), ("memory", "1Gi")])),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    })
+    .unwrap();
+
+    let dir = std::env::temp_dir().join(format!("mini-scheduler-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context: {{cluster: t, user: u}}\ncurrent-context: c\n",
+            api.url()
+        ),
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+        .args([
+            "run",
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--admin-address",
+            &format!("127.0.0.1:{port}"),
+            "--leader-elect-lease-duration",
+            "6s",
+            "--leader-elect-renew-deadline",
+            "4s",
+            "--leader-elect-retry-period",
+            "1s",
+            "--leader-elect-resource-namespace",
+            "default",
+        ])
+        .env("POD_NAME", "e2e-replica")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+
+    let node = wait_for("the pod to be bound", async || {
+        api.get::<Pod>("default", "web-0")
+            .and_then(|p| p.spec.and_then(|s| s.node_name))
+    })
+    .await;
+    assert_eq!(node, "node-1");
+    let pod = api.get::<Pod>("default", "web-0").unwrap();
+    let ann = pod.metadata.annotations.unwrap_or_default();
+    assert!(
+        ann["mini-scheduler.io/scheduled-by"].starts_with("e2e-replica_"),
+        "{ann:?}"
+    );
+    let lease = api.get::<Lease>("default", "mini-scheduler").unwrap();
+    assert_eq!(
+        ann["mini-scheduler.io/lease-uid"],
+        lease.metadata.uid.clone().unwrap()
+    );
+
+    let (code, _) = wait_for("/readyz", async || {
+        http_get(port, "/readyz").await.filter(|(c, _)| *c == 200)
+    })
+    .await;
+    assert_eq!(code, 200);
+    let (code, metrics) = http_get(port, "/metrics").await.unwrap();
+    assert_eq!(code, 200);
+    assert!(
+        metrics.contains(
+            r#"scheduler_schedule_attempts_total{profile="mini-scheduler",result="scheduled"} 1"#
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("leader_election_master_status"),
+        "{metrics}"
+    );
+    assert_eq!(http_get(port, "/healthz").await.unwrap().0, 200);
+    assert_eq!(http_get(port, "/livez").await.unwrap().0, 200);
+
+    let pid = child.id().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("exits after SIGTERM")
+        .unwrap();
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut stderr).await;
+    }
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let lease = api.get::<Lease>("default", "mini-scheduler").unwrap();
+    let spec = lease.spec.unwrap();
+    assert_eq!(
+        spec.holder_identity.as_deref(),
+        Some(""),
+        "released: {stderr}"
+    );
+    assert_eq!(spec.lease_duration_seconds, Some(1));
+    api.shutdown().await;
+}

@@ -1,0 +1,1026 @@
+//! The kube edge of cluster mode: watches feed the [`Cache`] and the [`PriorityQueue`]; while
+//! this replica leads, one task pops pods, runs the scheduling cycle and assumes each placement;
+//! bindings are written asynchronously with bounded concurrency, each behind the election's
+//! fence; `Scheduled` / `FailedScheduling` events and the `PodScheduled` condition are written as
+//! kube-scheduler writes them.
+//!
+//! Follows `pkg/scheduler/scheduler.go`, `schedule_one.go` and `eventhandlers.go` (v1.22):
+//!
+//! - watches: nodes; pods assigned to a node and not `Succeeded`/`Failed` (whoever scheduled
+//!   them); pending pods with our `schedulerName` and no node; Services, ReplicationControllers,
+//!   ReplicaSets and StatefulSets. Every replica keeps them warm; only the leader schedules.
+//! - a pod we bound counts against its node at once (assume); a failed binding forgets it and
+//!   requeues it with backoff; a `409 ... already assigned` binding is dropped (someone else
+//!   bound it) without retry; a queued pod that is deleted or bound elsewhere leaves the queue.
+//! - unschedulable pods get a `FailedScheduling` event with the FitError text and
+//!   `PodScheduled=False, reason Unschedulable`; they return to the queue on node add/update, on
+//!   assigned pod deletion, or after at most 5 minutes.
+//! - every Binding carries annotations naming the replica and the lease term
+//!   ([`ANNOTATION_SCHEDULED_BY`], [`ANNOTATION_LEASE_UID`], [`ANNOTATION_LEASE_TRANSITIONS`]),
+//!   which the API server copies onto the pod.
+//! - leadership lost: [`run`] returns [`RunOutcome::LeadershipLost`] at once (the binary exits 1,
+//!   as kube-scheduler does); shutdown: scheduling stops, in-flight bindings get a grace period,
+//!   then [`RunOutcome::Shutdown`].
+
+pub mod metrics;
+pub mod replica;
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use election::{LeaderWatch, LeadershipGuard};
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::watcher::{self, Event as WatchEvent};
+use kube::{Client, Resource, ResourceExt};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tracing::{debug, error, info, warn};
+
+pub use metrics::SchedulerMetrics;
+
+use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
+use crate::framework::types::ANNOTATION_GPU_INDEXES;
+use crate::framework::{Framework, FrameworkError, PodInfo};
+use crate::policy::ResolvedPolicy;
+use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
+use crate::schedule_one::{Algorithm, ScheduleError};
+
+/// Binding annotation: the identity of the replica that bound the pod.
+pub const ANNOTATION_SCHEDULED_BY: &str = "mini-scheduler.io/scheduled-by";
+/// Binding annotation: the UID of the Lease under which the pod was bound.
+pub const ANNOTATION_LEASE_UID: &str = "mini-scheduler.io/lease-uid";
+/// Binding annotation: the Lease's `leaseTransitions` when this replica acquired it (the term).
+pub const ANNOTATION_LEASE_TRANSITIONS: &str = "mini-scheduler.io/lease-transitions";
+/// The single profile's name in metric labels.
+pub const PROFILE: &str = "mini-scheduler";
+
+/// Settings of [`run`].
+#[derive(Clone)]
+pub struct RunConfig {
+    /// Pods with this `spec.schedulerName` are ours.
+    pub scheduler_name: String,
+    /// This replica's identity (the election identity), written on Bindings and events.
+    pub identity: String,
+    /// The resolved Policy.
+    pub policy: ResolvedPolicy,
+    /// `percentageOfNodesToScore` (0 = adaptive).
+    pub percentage_of_nodes_to_score: i32,
+    /// Bindings in flight at most.
+    pub bind_concurrency: usize,
+    /// How long in-flight bindings may take to finish at shutdown.
+    pub shutdown_grace: Duration,
+    /// Seed of the tie-break RNG.
+    pub seed: u64,
+    /// Client-side rate limit of this scheduler's API writes (bindings, events, status
+    /// patches), per second (`--kube-api-qps`); 0 or less means unlimited.
+    pub write_qps: f64,
+    /// Burst above `write_qps` (`--kube-api-burst`).
+    pub write_burst: u32,
+}
+
+/// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
+/// tokens, refilled at `qps` per second; each write takes one, waiting when none is left.
+pub struct RateLimiter {
+    bucket: tokio::sync::Mutex<(f64, tokio::time::Instant)>,
+    qps: f64,
+    burst: f64,
+}
+
+impl RateLimiter {
+    /// A full bucket; `qps <= 0` disables limiting.
+    pub fn new(qps: f64, burst: u32) -> RateLimiter {
+        let burst = f64::from(burst.max(1));
+        RateLimiter {
+            bucket: tokio::sync::Mutex::new((burst, tokio::time::Instant::now())),
+            qps,
+            burst,
+        }
+    }
+
+    /// Wait for a token.
+    pub async fn acquire(&self) {
+        if self.qps <= 0.0 {
+            return;
+        }
+        loop {
+            let wait = {
+                let mut b = self.bucket.lock().await;
+                let now = tokio::time::Instant::now();
+                let refill = now.duration_since(b.1).as_secs_f64() * self.qps;
+                b.0 = (b.0 + refill).min(self.burst);
+                b.1 = now;
+                if b.0 >= 1.0 {
+                    b.0 -= 1.0;
+                    return;
+                }
+                Duration::from_secs_f64((1.0 - b.0) / self.qps)
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// How [`run`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// The shutdown future completed; in-flight bindings were given their grace period.
+    Shutdown,
+    /// This replica led and no longer does: it stopped scheduling at once.
+    LeadershipLost,
+}
+
+/// Why [`run`] could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The policy does not build into a profile.
+    #[error(transparent)]
+    Framework(#[from] FrameworkError),
+}
+
+/// Shared flags for the admin endpoints.
+#[derive(Clone, Default)]
+pub struct Status {
+    /// Every watch has listed once (`/readyz`).
+    pub caches_synced: Arc<AtomicBool>,
+}
+
+type Kind = &'static str;
+
+enum Msg {
+    Node(WatchEvent<core::Node>),
+    AssignedPod(WatchEvent<core::Pod>),
+    PendingPod(WatchEvent<core::Pod>),
+    Service(WatchEvent<core::Service>),
+    Rc(WatchEvent<core::ReplicationController>),
+    Rs(WatchEvent<apps::ReplicaSet>),
+    Ss(WatchEvent<apps::StatefulSet>),
+    Bound {
+        pod: Arc<PodInfo>,
+        node: String,
+        result: BindResult,
+    },
+}
+
+#[derive(Debug)]
+enum BindResult {
+    Bound,
+    AlreadyAssigned(String),
+    NotLeading(String),
+    Failed(String),
+}
+
+const KINDS: [Kind; 7] = [
+    "nodes",
+    "assigned-pods",
+    "pending-pods",
+    "services",
+    "replicationcontrollers",
+    "replicasets",
+    "statefulsets",
+];
+
+fn spawn_watch<K, F>(
+    tasks: &mut JoinSet<()>,
+    api: Api<K>,
+    config: watcher::Config,
+    tx: mpsc::Sender<Msg>,
+    kind: Kind,
+    wrap: F,
+) where
+    K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+    F: Fn(WatchEvent<K>) -> Msg + Send + 'static,
+{
+    tasks.spawn(async move {
+        let stream = watcher(api, config).default_backoff();
+        forward(stream, tx, kind, wrap).await;
+    });
+}
+
+fn watcher<K>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> impl Stream<Item = watcher::Result<WatchEvent<K>>>
+where
+    K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+{
+    watcher::watcher(api, config)
+}
+
+async fn forward<K, S, F>(stream: S, tx: mpsc::Sender<Msg>, kind: Kind, wrap: F)
+where
+    S: Stream<Item = watcher::Result<WatchEvent<K>>>,
+    F: Fn(WatchEvent<K>) -> Msg,
+{
+    let mut stream = std::pin::pin!(stream);
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(ev) => {
+                if tx.send(wrap(ev)).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) => warn!(watch = kind, error = %e, "Watch failed; retrying with backoff"),
+        }
+    }
+}
+
+/// Relist bookkeeping for one watch: keys present, and the keys seen since the last `Init`.
+#[derive(Default)]
+struct Tracked {
+    known: HashSet<String>,
+    relisting: Option<HashSet<String>>,
+    synced: bool,
+}
+
+impl Tracked {
+    /// Feed one event; returns the keys to treat as deleted (present before a relist, absent
+    /// from it) when the event is `InitDone`.
+    fn observe<K: Resource>(&mut self, ev: &WatchEvent<K>) -> Vec<String> {
+        match ev {
+            WatchEvent::Init => {
+                self.relisting = Some(HashSet::new());
+                Vec::new()
+            }
+            WatchEvent::InitApply(o) => {
+                let k = key_of(o);
+                if let Some(r) = &mut self.relisting {
+                    r.insert(k.clone());
+                }
+                self.known.insert(k);
+                Vec::new()
+            }
+            WatchEvent::Apply(o) => {
+                self.known.insert(key_of(o));
+                Vec::new()
+            }
+            WatchEvent::Delete(o) => {
+                self.known.remove(&key_of(o));
+                Vec::new()
+            }
+            WatchEvent::InitDone => {
+                self.synced = true;
+                let seen = self.relisting.take().unwrap_or_default();
+                let gone: Vec<String> = self.known.difference(&seen).cloned().collect();
+                for g in &gone {
+                    self.known.remove(g);
+                }
+                gone
+            }
+        }
+    }
+}
+
+fn key_of<K: Resource>(o: &K) -> String {
+    let meta = o.meta();
+    match &meta.namespace {
+        Some(ns) => format!("{ns}/{}", meta.name.clone().unwrap_or_default()),
+        None => meta.name.clone().unwrap_or_default(),
+    }
+}
+
+fn split_key(key: &str) -> (&str, &str) {
+    key.split_once('/').unwrap_or(("", key))
+}
+
+fn now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// A pending pod whose spec could not be read.
+struct Malformed {
+    /// Its resourceVersion: each version is reported once.
+    rv: String,
+    pod: Arc<core::Pod>,
+    message: String,
+    reported: bool,
+}
+
+/// The state owned by the scheduling task.
+struct Scheduler {
+    cfg: RunConfig,
+    client: Client,
+    recorder: Recorder,
+    fwk: Arc<Framework>,
+    algo: Algorithm,
+    cache: Cache,
+    queue: PriorityQueue,
+    metrics: SchedulerMetrics,
+    tracked: HashMap<Kind, Tracked>,
+    assigned: HashMap<String, Arc<PodInfo>>,
+    pending: HashMap<String, Arc<PodInfo>>,
+    /// Pending pods whose spec could not be read, by key.
+    malformed: HashMap<String, Malformed>,
+    /// This replica leads (set by the loop); only then are failures reported.
+    leading: bool,
+    binds: JoinSet<()>,
+    bind_slots: Arc<Semaphore>,
+    tx: mpsc::Sender<Msg>,
+    status: Status,
+    limiter: Arc<RateLimiter>,
+    leader: LeaderWatch,
+}
+
+/// Run the scheduler until shutdown or loss of leadership.
+///
+/// Watches start at once and keep the caches warm on every replica; pods are scheduled only
+/// while `leader` says this replica leads, and every Binding is written only if the
+/// leadership fence still holds right before the request.
+///
+/// # Errors
+/// [`RunError::Framework`] when the policy does not build into a profile.
+pub async fn run(
+    client: Client,
+    cfg: RunConfig,
+    leader: LeaderWatch,
+    metrics: SchedulerMetrics,
+    status: Status,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<RunOutcome, RunError> {
+    let fwk = Arc::new(Framework::from_policy(&cfg.policy)?);
+    let (tx, mut rx) = mpsc::channel::<Msg>(4096);
+    let mut watches = JoinSet::new();
+    let pods_pending = watcher::Config::default().fields(&format!(
+        "spec.schedulerName={},spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed",
+        cfg.scheduler_name
+    ));
+    let pods_assigned = watcher::Config::default()
+        .fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
+    spawn_watch(
+        &mut watches,
+        Api::<core::Node>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "nodes",
+        Msg::Node,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<core::Pod>::all(client.clone()),
+        pods_assigned,
+        tx.clone(),
+        "assigned-pods",
+        Msg::AssignedPod,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<core::Pod>::all(client.clone()),
+        pods_pending,
+        tx.clone(),
+        "pending-pods",
+        Msg::PendingPod,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<core::Service>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "services",
+        Msg::Service,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<core::ReplicationController>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "replicationcontrollers",
+        Msg::Rc,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<apps::ReplicaSet>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "replicasets",
+        Msg::Rs,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<apps::StatefulSet>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "statefulsets",
+        Msg::Ss,
+    );
+
+    let limiter = Arc::new(RateLimiter::new(cfg.write_qps, cfg.write_burst));
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: cfg.scheduler_name.clone(),
+            instance: Some(cfg.identity.clone()),
+        },
+    );
+    let mut s = Scheduler {
+        algo: Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed),
+        bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
+        cfg,
+        client,
+        recorder,
+        fwk,
+        cache: Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)),
+        queue: PriorityQueue::new(QueueConfig::default()),
+        metrics,
+        tracked: KINDS.iter().map(|k| (*k, Tracked::default())).collect(),
+        assigned: HashMap::new(),
+        pending: HashMap::new(),
+        malformed: HashMap::new(),
+        leading: false,
+        binds: JoinSet::new(),
+        tx,
+        status,
+        limiter,
+        leader: leader.clone(),
+    };
+
+    let mut state = leader.state();
+    let mut shutdown = std::pin::pin!(shutdown);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut was_leading = false;
+    let mut last_unschedulable_flush = now();
+    let outcome = loop {
+        // Apply every event already received before deciding anything.
+        while let Ok(m) = rx.try_recv() {
+            s.handle(m);
+        }
+        let leading = leader.is_leading();
+        if was_leading && !leading {
+            error!("leaderelection lost");
+            break RunOutcome::LeadershipLost;
+        }
+        if leading && !was_leading {
+            info!(identity = %s.cfg.identity, "Started leading; scheduling");
+            was_leading = true;
+            s.leading = true;
+            s.report_malformed();
+        }
+        s.publish_queue_metrics();
+        if leading
+            && s.synced()
+            && let Some(guard) = leader.leadership()
+            && let Some(qp) = s.queue.pop()
+        {
+            s.schedule_one(qp, guard);
+            // Yield so watches and bindings make progress between cycles.
+            tokio::task::yield_now().await;
+            continue;
+        }
+        tokio::select! {
+            m = rx.recv() => {
+                if let Some(m) = m {
+                    s.handle(m);
+                }
+            }
+            _ = tick.tick() => {
+                let t = now();
+                s.queue.flush_backoff(t);
+                if t.duration_since(last_unschedulable_flush) >= crate::queue::UNSCHEDULABLE_Q_FLUSH_PERIOD {
+                    s.queue.flush_unschedulable(t);
+                    last_unschedulable_flush = t;
+                }
+                for key in s.cache.cleanup_expired(t) {
+                    warn!(pod = %key, "Assumed pod expired without being seen bound");
+                }
+            }
+            r = state.changed() => {
+                if r.is_err() && !leader.is_leading() && was_leading {
+                    error!("leaderelection lost");
+                    break RunOutcome::LeadershipLost;
+                }
+            }
+            _ = &mut shutdown => {
+                info!("Shutting down: scheduling stopped, waiting for in-flight bindings");
+                let grace = s.cfg.shutdown_grace;
+                let _ = tokio::time::timeout(grace, async {
+                    while s.binds.join_next().await.is_some() {}
+                }).await;
+                break RunOutcome::Shutdown;
+            }
+        }
+    };
+    watches.abort_all();
+    if outcome == RunOutcome::LeadershipLost {
+        s.binds.abort_all();
+    }
+    Ok(outcome)
+}
+
+impl Scheduler {
+    fn synced(&self) -> bool {
+        let all = self.tracked.values().all(|t| t.synced);
+        if all {
+            self.status.caches_synced.store(true, Ordering::Relaxed);
+        }
+        all
+    }
+
+    fn publish_queue_metrics(&self) {
+        let p = self.queue.pending_pods();
+        let g = &self.metrics.pending_pods;
+        g.with_label_values(&["active"]).set(p.active as i64);
+        g.with_label_values(&["backoff"]).set(p.backoff as i64);
+        g.with_label_values(&["unschedulable"])
+            .set(p.unschedulable as i64);
+    }
+
+    fn handle(&mut self, m: Msg) {
+        match m {
+            Msg::Node(ev) => {
+                for gone in self.track("nodes", &ev) {
+                    let _ = self.cache.remove_node(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
+                        let name = n.name_any();
+                        match crate::framework::NodeInfo::from_node(n) {
+                            Ok(ni) => {
+                                let existed = self.cache.snapshot().node(&name).is_some();
+                                if existed {
+                                    self.cache.update_node(ni);
+                                } else {
+                                    self.cache.add_node(ni);
+                                }
+                                let event = if existed {
+                                    ClusterEvent::NodeUpdate
+                                } else {
+                                    ClusterEvent::NodeAdd
+                                };
+                                self.queue.move_all_to_active_or_backoff(event, now(), None);
+                            }
+                            Err(e) => {
+                                warn!(node = %name, error = %e, "Ignoring node with a malformed status")
+                            }
+                        }
+                    }
+                    WatchEvent::Delete(n) => {
+                        let _ = self.cache.remove_node(&n.name_any());
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            Msg::AssignedPod(ev) => {
+                for gone in self.track("assigned-pods", &ev) {
+                    self.remove_assigned(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
+                        let key = key_of(&p);
+                        match PodInfo::from_pod(p) {
+                            Ok(pi) => {
+                                let pi = Arc::new(pi);
+                                // Bound by someone else (or by us): no longer pending.
+                                if let Some(old) = self.pending.remove(&key) {
+                                    self.queue.delete(&old);
+                                }
+                                if let Err(e) = self.cache.add_pod(pi.clone()) {
+                                    debug!(pod = %key, error = %e, "Cache refused assigned pod");
+                                }
+                                self.assigned.insert(key, pi);
+                            }
+                            Err(e) => {
+                                warn!(pod = %key, error = %e, "Assigned pod with a malformed spec is not counted")
+                            }
+                        }
+                    }
+                    WatchEvent::Delete(p) => self.remove_assigned(&key_of(&p)),
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            Msg::PendingPod(ev) => {
+                for gone in self.track("pending-pods", &ev) {
+                    self.remove_pending(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => self.upsert_pending(p),
+                    WatchEvent::Delete(p) => self.remove_pending(&key_of(&p)),
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            Msg::Service(ev) => {
+                for gone in self.track("services", &ev) {
+                    let (ns, name) = split_key(&gone);
+                    self.cache.remove_service(ns, name);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        self.cache.upsert_service(&o)
+                    }
+                    WatchEvent::Delete(o) => self
+                        .cache
+                        .remove_service(&o.namespace().unwrap_or_default(), &o.name_any()),
+                    _ => {}
+                }
+            }
+            Msg::Rc(ev) => {
+                for gone in self.track("replicationcontrollers", &ev) {
+                    let (ns, name) = split_key(&gone);
+                    self.cache.remove_replication_controller(ns, name);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        self.cache.upsert_replication_controller(&o)
+                    }
+                    WatchEvent::Delete(o) => self.cache.remove_replication_controller(
+                        &o.namespace().unwrap_or_default(),
+                        &o.name_any(),
+                    ),
+                    _ => {}
+                }
+            }
+            Msg::Rs(ev) => {
+                for gone in self.track("replicasets", &ev) {
+                    let (ns, name) = split_key(&gone);
+                    self.cache.remove_replica_set(ns, name);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        self.cache.upsert_replica_set(&o)
+                    }
+                    WatchEvent::Delete(o) => self
+                        .cache
+                        .remove_replica_set(&o.namespace().unwrap_or_default(), &o.name_any()),
+                    _ => {}
+                }
+            }
+            Msg::Ss(ev) => {
+                for gone in self.track("statefulsets", &ev) {
+                    let (ns, name) = split_key(&gone);
+                    self.cache.remove_stateful_set(ns, name);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        self.cache.upsert_stateful_set(&o)
+                    }
+                    WatchEvent::Delete(o) => self
+                        .cache
+                        .remove_stateful_set(&o.namespace().unwrap_or_default(), &o.name_any()),
+                    _ => {}
+                }
+            }
+            Msg::Bound { pod, node, result } => self.bound(pod, node, result),
+        }
+    }
+
+    fn track<K: Resource>(&mut self, kind: Kind, ev: &WatchEvent<K>) -> Vec<String> {
+        self.tracked.entry(kind).or_default().observe(ev)
+    }
+
+    fn remove_assigned(&mut self, key: &str) {
+        if let Some(pi) = self.assigned.remove(key) {
+            let _ = self.cache.remove_pod(&pi);
+            self.queue
+                .move_all_to_active_or_backoff(ClusterEvent::AssignedPodDelete, now(), None);
+        }
+    }
+
+    fn remove_pending(&mut self, key: &str) {
+        self.malformed.remove(key);
+        if let Some(pi) = self.pending.remove(key) {
+            self.queue.delete(&pi);
+        }
+    }
+
+    fn upsert_pending(&mut self, p: core::Pod) {
+        let key = key_of(&p);
+        if p.metadata.deletion_timestamp.is_some() {
+            self.remove_pending(&key);
+            return;
+        }
+        let rv = p.resource_version().unwrap_or_default();
+        match PodInfo::from_pod(p.clone()) {
+            Ok(pi) => {
+                self.malformed.remove(&key);
+                if self.cache.is_assumed(&key) {
+                    // Being bound by us; the assigned watch will confirm it.
+                    return;
+                }
+                let pi = Arc::new(pi);
+                let old = self.pending.insert(key, pi.clone());
+                if old.is_some() {
+                    self.queue.update(old.as_deref(), pi, now());
+                } else {
+                    self.queue.add(pi, now());
+                }
+            }
+            Err(e) => {
+                // A malformed pod cannot be scheduled until it is fixed: tell its owner once
+                // per version, as FailedScheduling, and carry on.
+                if let Some(old) = self.pending.remove(&key) {
+                    self.queue.delete(&old);
+                }
+                if self.malformed.get(&key).map(|m| &m.rv) != Some(&rv) {
+                    warn!(pod = %key, error = %e, "Pod cannot be scheduled: malformed spec");
+                    self.malformed.insert(
+                        key,
+                        Malformed {
+                            rv,
+                            pod: Arc::new(p),
+                            message: e.to_string(),
+                            reported: false,
+                        },
+                    );
+                    self.report_malformed();
+                }
+            }
+        }
+    }
+
+    /// FailedScheduling for each malformed pod version not yet reported, if this replica leads
+    /// (followers only remember them, so that a new leader reports what its predecessor may not
+    /// have).
+    fn report_malformed(&mut self) {
+        if !self.leading {
+            return;
+        }
+        let mut reports = Vec::new();
+        for m in self.malformed.values_mut().filter(|m| !m.reported) {
+            m.reported = true;
+            reports.push((m.pod.clone(), m.message.clone()));
+        }
+        for (pod, message) in reports {
+            self.metrics
+                .schedule_attempts
+                .with_label_values(&["error", PROFILE])
+                .inc();
+            self.report_failure(pod, message);
+        }
+    }
+
+    fn schedule_one(&mut self, qp: QueuedPodInfo, guard: LeadershipGuard) {
+        let pod = qp.pod.clone();
+        let key = pod.key();
+        if !self.pending.contains_key(&key) || self.cache.is_assumed(&key) {
+            return;
+        }
+        let start = std::time::Instant::now();
+        let result = self
+            .algo
+            .schedule(&self.fwk, self.cache.snapshot(), &pod, false);
+        match result {
+            Ok(r) => {
+                let gpu = (pod.gpu.count > 0).then(|| r.gpu_indexes.clone());
+                if let Err(e) = self.cache.assume_pod(pod.clone(), &r.node, gpu.clone()) {
+                    error!(pod = %key, error = %e, "Assume failed");
+                    self.requeue(qp);
+                    return;
+                }
+                self.pending.remove(&key);
+                self.queue.delete(&pod);
+                let elapsed = start.elapsed().as_secs_f64();
+                self.metrics
+                    .schedule_attempts
+                    .with_label_values(&["scheduled", PROFILE])
+                    .inc();
+                self.metrics
+                    .scheduling_attempt_duration
+                    .with_label_values(&["scheduled", PROFILE])
+                    .observe(elapsed);
+                self.spawn_bind(pod, r.node, gpu, guard);
+            }
+            Err(e) => {
+                let result = if matches!(e, ScheduleError::Fit(_) | ScheduleError::NoNodesAvailable)
+                {
+                    "unschedulable"
+                } else {
+                    "error"
+                };
+                self.metrics
+                    .schedule_attempts
+                    .with_label_values(&[result, PROFILE])
+                    .inc();
+                self.metrics
+                    .scheduling_attempt_duration
+                    .with_label_values(&[result, PROFILE])
+                    .observe(start.elapsed().as_secs_f64());
+                let message = e.to_string();
+                info!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
+                self.requeue(qp);
+                self.report_failure(pod.pod.clone(), message);
+            }
+        }
+    }
+
+    fn requeue(&mut self, qp: QueuedPodInfo) {
+        let cycle = self.queue.scheduling_cycle();
+        if let Err(e) = self
+            .queue
+            .add_unschedulable_if_not_present(qp, cycle, now())
+        {
+            debug!(error = %e, "Pod already queued again");
+        }
+    }
+
+    fn spawn_bind(
+        &mut self,
+        pod: Arc<PodInfo>,
+        node: String,
+        gpu: Option<Vec<u32>>,
+        guard: LeadershipGuard,
+    ) {
+        let client = self.client.clone();
+        let tx = self.tx.clone();
+        let slots = self.bind_slots.clone();
+        let identity = self.cfg.identity.clone();
+        let recorder = self.recorder.clone();
+        let bind_hist = self.metrics.extension_point_duration.clone();
+        let limiter = self.limiter.clone();
+        self.binds.spawn(async move {
+            let _permit = slots.acquire_owned().await;
+            limiter.acquire().await;
+            let started = std::time::Instant::now();
+            let result = bind(&client, &pod, &node, gpu.as_deref(), &guard, &identity).await;
+            let status = if matches!(result, BindResult::Bound) {
+                "Success"
+            } else {
+                "Error"
+            };
+            bind_hist
+                .with_label_values(&["Bind", status, PROFILE])
+                .observe(started.elapsed().as_secs_f64());
+            if matches!(result, BindResult::Bound) {
+                limiter.acquire().await;
+                let note = format!("Successfully assigned {} to {}", pod.key(), node);
+                publish(
+                    &recorder,
+                    &pod.pod,
+                    EventType::Normal,
+                    "Scheduled",
+                    "Binding",
+                    note,
+                )
+                .await;
+            }
+            let _ = tx.send(Msg::Bound { pod, node, result }).await;
+        });
+        // Reap finished bindings so the set does not grow.
+        while self.binds.try_join_next().is_some() {}
+    }
+
+    fn bound(&mut self, pod: Arc<PodInfo>, node: String, result: BindResult) {
+        let key = pod.key();
+        match result {
+            BindResult::Bound => {
+                info!(pod = %key, node = %node, "Successfully bound pod to node");
+                self.cache.finish_binding(&key, now());
+            }
+            BindResult::AlreadyAssigned(msg) => {
+                // Someone else bound it: not an error to retry. The watch brings the truth.
+                info!(pod = %key, reason = %msg, "Pod already assigned; dropping");
+                let _ = self.cache.forget_pod(&pod);
+            }
+            BindResult::NotLeading(msg) => {
+                warn!(pod = %key, reason = %msg, "Binding not written: leadership fence");
+                let _ = self.cache.forget_pod(&pod);
+            }
+            BindResult::Failed(msg) => {
+                warn!(pod = %key, node = %node, error = %msg, "Binding failed; requeueing");
+                let _ = self.cache.forget_pod(&pod);
+                if !self.pending.contains_key(&key) {
+                    self.pending.insert(key.clone(), pod.clone());
+                    let mut qp = QueuedPodInfo::new(pod, now());
+                    qp.attempts = 1;
+                    self.requeue(qp);
+                }
+            }
+        }
+    }
+
+    /// FailedScheduling event and `PodScheduled=False` (reason `Unschedulable`), written in the
+    /// background; each write only if the leadership fence still holds right before it.
+    fn report_failure(&self, pod: Arc<core::Pod>, message: String) {
+        let Some(guard) = self.leader.leadership() else {
+            return;
+        };
+        let client = self.client.clone();
+        let recorder = self.recorder.clone();
+        let limiter = self.limiter.clone();
+        tokio::spawn(async move {
+            limiter.acquire().await;
+            if guard.check().is_err() {
+                return;
+            }
+            publish(
+                &recorder,
+                &pod,
+                EventType::Warning,
+                "FailedScheduling",
+                "Scheduling",
+                message.clone(),
+            )
+            .await;
+            let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
+            limiter.acquire().await;
+            if guard.check().is_err() {
+                return;
+            }
+            let patch = serde_json::json!({
+                "status": {"conditions": [{
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": message,
+                    "lastTransitionTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
+                }]}
+            });
+            if let Err(e) = Api::<core::Pod>::namespaced(client, &ns)
+                .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+                .await
+            {
+                debug!(pod = %format!("{ns}/{name}"), error = %e, "Updating PodScheduled condition failed");
+            }
+        });
+    }
+}
+
+async fn publish(
+    recorder: &Recorder,
+    pod: &core::Pod,
+    type_: EventType,
+    reason: &str,
+    action: &str,
+    note: String,
+) {
+    let reference = pod.object_ref(&());
+    let ev = KubeEvent {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: action.into(),
+        secondary: None,
+    };
+    if let Err(e) = recorder.publish(&ev, &reference).await {
+        debug!(error = %e, reason, "Recording event failed");
+    }
+}
+
+/// `POST pods/{name}/binding`, only if the leadership fence holds right before the request.
+async fn bind(
+    client: &Client,
+    pod: &PodInfo,
+    node: &str,
+    gpu: Option<&[u32]>,
+    guard: &LeadershipGuard,
+    identity: &str,
+) -> BindResult {
+    let term = guard.term().clone();
+    let mut annotations = std::collections::BTreeMap::from([
+        (ANNOTATION_SCHEDULED_BY.to_string(), identity.to_string()),
+        (
+            ANNOTATION_LEASE_UID.to_string(),
+            term.lease_uid.clone().unwrap_or_default(),
+        ),
+        (
+            ANNOTATION_LEASE_TRANSITIONS.to_string(),
+            term.lease_transitions.to_string(),
+        ),
+    ]);
+    if let Some(idx) = gpu {
+        let list: Vec<String> = idx.iter().map(u32::to_string).collect();
+        annotations.insert(ANNOTATION_GPU_INDEXES.to_string(), list.join(","));
+    }
+    let binding = core::Binding {
+        metadata: ObjectMeta {
+            name: Some(pod.name.clone()),
+            namespace: Some(pod.namespace.clone()),
+            uid: (!pod.uid.is_empty()).then(|| pod.uid.clone()),
+            annotations: Some(annotations),
+            ..Default::default()
+        },
+        target: core::ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Node".into()),
+            name: Some(node.to_string()),
+            ..Default::default()
+        },
+    };
+    if let Err(e) = guard.check() {
+        return BindResult::NotLeading(e.to_string());
+    }
+    let api = Api::<core::Pod>::namespaced(client.clone(), &pod.namespace);
+    match api
+        .create_subresource::<_, kube::core::Status>(
+            "binding",
+            &pod.name,
+            &PostParams::default(),
+            &binding,
+        )
+        .await
+    {
+        Ok(_) => BindResult::Bound,
+        Err(kube::Error::Api(s)) if s.code == 409 && s.message.contains("already assigned") => {
+            BindResult::AlreadyAssigned(s.message.clone())
+        }
+        Err(e) => BindResult::Failed(e.to_string()),
+    }
+}

@@ -1,0 +1,183 @@
+//! Scheduler replicas in cluster mode against the [`crate::apiserver::ApiServer`] test double.
+//!
+//! Each replica runs [`scheduler::controller::replica::run_replica`] in its own tokio task with
+//! its own `kube::Client` (identity = replica id, so the write record names it), its own
+//! Prometheus registry and, with election on, the fast profile ([`fast_election`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use election::{LeaderElectionConfig, LeaderWatch};
+use scheduler::controller::replica::{ReplicaConfig, ReplicaError, ReplicaProbes, run_replica};
+use scheduler::controller::{RunConfig, RunOutcome};
+use scheduler::policy::ResolvedPolicy;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::apiserver::ApiServer;
+
+/// Our `schedulerName`.
+pub const SCHEDULER_NAME: &str = "mini-scheduler";
+/// Namespace of the election Lease.
+pub const LEASE_NAMESPACE: &str = "kube-system";
+/// Name of the election Lease.
+pub const LEASE_NAME: &str = "mini-scheduler";
+/// Fast profile: lease duration.
+pub const LEASE_DURATION: Duration = Duration::from_secs(6);
+/// Fast profile: renew deadline.
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(4);
+/// Fast profile: retry period.
+pub const RETRY_PERIOD: Duration = Duration::from_secs(1);
+/// Tie-break seed of every replica.
+pub const SEED: u64 = 42;
+
+/// `config/policy-config-file.json`, resolved.
+///
+/// # Panics
+/// If the file cannot be read or parsed.
+pub fn policy() -> ResolvedPolicy {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config/policy-config-file.json");
+    let text = std::fs::read_to_string(&path).expect("read policy-config-file.json");
+    scheduler::policy::parse_policy(&path.display().to_string(), &text)
+        .expect("parse policy-config-file.json")
+        .resolved
+}
+
+/// The fast election profile (6 s / 4 s / 1 s) for `identity`, releasing on shutdown.
+pub fn fast_election(identity: &str) -> LeaderElectionConfig {
+    LeaderElectionConfig {
+        lease_duration: LEASE_DURATION,
+        renew_deadline: RENEW_DEADLINE,
+        retry_period: RETRY_PERIOD,
+        identity: identity.to_string(),
+        lease_name: LEASE_NAME.to_string(),
+        lease_namespace: LEASE_NAMESPACE.to_string(),
+        release_on_cancel: true,
+    }
+}
+
+/// The scheduler settings every test replica uses.
+pub fn run_config(identity: &str) -> RunConfig {
+    RunConfig {
+        scheduler_name: SCHEDULER_NAME.to_string(),
+        identity: identity.to_string(),
+        policy: policy(),
+        percentage_of_nodes_to_score: 100,
+        bind_concurrency: 16,
+        shutdown_grace: Duration::from_secs(5),
+        seed: SEED,
+        write_qps: 0.0,
+        write_burst: 0,
+    }
+}
+
+/// A running replica.
+pub struct ReplicaHandle {
+    /// The replica's identity (and client identity).
+    pub id: String,
+    /// Completing it asks for a graceful shutdown.
+    pub shutdown_tx: Option<oneshot::Sender<()>>,
+    /// The replica's task.
+    pub join: JoinHandle<Result<RunOutcome, ReplicaError>>,
+    /// The admin probes (leadership, cache sync).
+    pub probes: ReplicaProbes,
+    /// The replica's own metrics registry.
+    pub registry: prometheus::Registry,
+}
+
+impl std::fmt::Debug for ReplicaHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplicaHandle")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReplicaHandle {
+    /// The replica's leadership view.
+    pub fn leader(&self) -> &LeaderWatch {
+        &self.probes.leader
+    }
+
+    /// Whether the replica currently leads (fence included).
+    pub fn is_leading(&self) -> bool {
+        self.probes.leader.is_leading()
+    }
+
+    /// Asks for a graceful shutdown (stop scheduling, finish bindings, release the Lease).
+    pub fn shutdown(&mut self) {
+        if let Some(tx) = self.shutdown_tx.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Kills the replica's task: no release, no goodbye (a crash).
+    pub fn kill(&self) {
+        self.join.abort();
+    }
+
+    /// The sum of the samples of metric `name` whose labels include every pair of `labels`
+    /// (0 when absent).
+    pub fn metric(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        metric(&self.registry, name, labels)
+    }
+}
+
+/// The sum of the samples of metric `name` in `registry` whose labels include every pair of
+/// `labels` (counters and gauges; 0 when absent).
+pub fn metric(registry: &prometheus::Registry, name: &str, labels: &[(&str, &str)]) -> f64 {
+    registry
+        .gather()
+        .iter()
+        .filter(|f| f.name() == name)
+        .flat_map(|f| f.get_metric().iter())
+        .filter(|m| {
+            labels.iter().all(|(k, v)| {
+                m.get_label()
+                    .iter()
+                    .any(|l| l.name() == *k && l.value() == *v)
+            })
+        })
+        // The unused kind reads 0.
+        .map(|m| m.get_counter().get_value() + m.get_gauge().get_value())
+        .sum()
+}
+
+/// Starts replica `id` with its own client `api.client(id)` and a fresh registry; with
+/// `election` the fast profile ([`fast_election`]), else it leads from the start.
+///
+/// # Panics
+/// If the replica fails before it starts its elector.
+pub async fn spawn_replica(api: &ApiServer, id: &str, election: bool) -> ReplicaHandle {
+    let client = api.client(id);
+    let cfg = ReplicaConfig {
+        run: run_config(id),
+        election: election.then(|| fast_election(id)),
+    };
+    let registry = prometheus::Registry::new();
+    let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
+    let (probes_tx, probes_rx) = oneshot::channel::<ReplicaProbes>();
+    let reg = registry.clone();
+    let join = tokio::spawn(async move {
+        run_replica(
+            client,
+            cfg,
+            &reg,
+            move |p| {
+                let _ = probes_tx.send(p);
+            },
+            async move {
+                let _ = shutdown_rx.await;
+            },
+        )
+        .await
+    });
+    let probes = probes_rx.await.expect("replica started");
+    ReplicaHandle {
+        id: id.to_string(),
+        shutdown_tx: Some(shutdown_tx),
+        join,
+        probes,
+        registry,
+    }
+}
