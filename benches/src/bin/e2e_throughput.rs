@@ -1,0 +1,168 @@
+//! End-to-end throughput driver: the `mini-scheduler` binary schedules scheduler_perf-shaped pods
+//! (100m / 500 MiB) onto scheduler_perf-shaped nodes (4 cpu / 32 GiB / 110 pods) through the
+//! in-memory API test double over loopback, with no client rate limit, as kube-scheduler's
+//! SchedulingBasic 5000Nodes_10000Pods workload does against a real apiserver.
+//!
+//! ```sh
+//! cargo build --release -p mini-scheduler
+//! cargo run --release -p benches --bin e2e_throughput -- --nodes 5000 --pods 10000
+//! ```
+//!
+//! Reports: pods/s from process start to the last Binding (including the initial LIST and the
+//! election), pods/s from the first to the last accepted Binding, and the CPU seconds used by
+//! the test double (this process) and by the scheduler (the child process), read from
+//! `/proc/<pid>/stat`, so the double's share of the work is visible.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use benches::{perf_node, perf_pod};
+use clap::Parser;
+use tests::apiserver::ApiServer;
+
+#[derive(Parser)]
+struct Args {
+    /// Nodes.
+    #[arg(long, default_value_t = 5000)]
+    nodes: usize,
+    /// Pods to schedule.
+    #[arg(long, default_value_t = 10_000)]
+    pods: usize,
+    /// The scheduler binary (build it with `cargo build --release -p mini-scheduler`).
+    #[arg(long, default_value = "target/release/mini-scheduler")]
+    binary: PathBuf,
+    /// `--percentage-of-nodes-to-score` for the scheduler (0 = adaptive, as kube-scheduler).
+    #[arg(long, default_value_t = 0)]
+    percentage_of_nodes_to_score: i32,
+}
+
+/// utime + stime of a process, seconds (`/proc/<pid>/stat` fields 14 and 15, 100 Hz ticks).
+fn cpu_seconds(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    if !args.binary.exists() {
+        eprintln!(
+            "error: {} not found; run `cargo build --release -p mini-scheduler` first",
+            args.binary.display()
+        );
+        return std::process::ExitCode::from(2);
+    }
+    let api = ApiServer::builder().history_limit(200_000).start().await;
+    for i in 0..args.nodes {
+        if let Err(e) = api.seed(&perf_node(i)) {
+            eprintln!("error: seeding node {i}: {e:?}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
+    for i in 0..args.pods {
+        if let Err(e) = api.seed(&perf_pod(i, "mini-scheduler")) {
+            eprintln!("error: seeding pod {i}: {e:?}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("mini-scheduler-e2e-bench-{}", std::process::id()));
+    let kubeconfig = dir.join("kubeconfig");
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context: {{cluster: t, user: u}}\ncurrent-context: c\n",
+                api.url()
+            ),
+        )
+    });
+    if let Err(e) = written {
+        eprintln!("error: writing {}: {e}", kubeconfig.display());
+        return std::process::ExitCode::FAILURE;
+    }
+    let self_cpu_start = cpu_seconds("self").unwrap_or(0.0);
+    let started = Instant::now();
+    let started_wall = SystemTime::now();
+    let child = tokio::process::Command::new(&args.binary)
+        .args([
+            "run",
+            "--kubeconfig",
+            &kubeconfig.display().to_string(),
+            "--admin-address",
+            "127.0.0.1:0",
+            "--leader-elect-resource-namespace",
+            "default",
+            "--kube-api-qps",
+            "1000000000",
+            "--kube-api-burst",
+            "1000000000",
+            "--percentage-of-nodes-to-score",
+            &args.percentage_of_nodes_to_score.to_string(),
+        ])
+        .env("RUST_LOG", "warn")
+        .env("POD_NAME", "bench")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: starting {}: {e}", args.binary.display());
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let pid = child.id().map(|p| p.to_string()).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut child_cpu = 0.0;
+    let (first, last, bound) = loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        child_cpu = cpu_seconds(&pid).unwrap_or(child_cpu);
+        let writes = api.writes();
+        let binds: Vec<SystemTime> = writes
+            .iter()
+            .filter(|w| w.subresource.as_deref() == Some("binding") && w.code == 201)
+            .map(|w| w.at)
+            .collect();
+        if binds.len() >= args.pods || Instant::now() > deadline {
+            let first = binds.iter().min().copied();
+            let last = binds.iter().max().copied();
+            break (first, last, binds.len());
+        }
+    };
+    let self_cpu = cpu_seconds("self").unwrap_or(0.0) - self_cpu_start;
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    let since = |t: Option<SystemTime>| {
+        t.and_then(|t| t.duration_since(started_wall).ok())
+            .unwrap_or_default()
+            .as_secs_f64()
+    };
+    let (t_first, t_last) = (since(first), since(last));
+    let total = started.elapsed().as_secs_f64();
+    println!("nodes {} pods {} bound {bound}", args.nodes, args.pods);
+    println!(
+        "end to end (process start -> last Binding): {t_last:.2} s = {:.0} pods/s",
+        bound as f64 / t_last.max(1e-9)
+    );
+    println!(
+        "binding phase (first -> last Binding): {:.2} s = {:.0} pods/s",
+        t_last - t_first,
+        bound as f64 / (t_last - t_first).max(1e-9)
+    );
+    println!(
+        "CPU: test double (this process) {self_cpu:.2} s, scheduler (child) {child_cpu:.2} s; the double's share {:.0} %",
+        100.0 * self_cpu / (self_cpu + child_cpu).max(1e-9)
+    );
+    println!("(driver wall time {total:.2} s)");
+    api.shutdown().await;
+    if bound < args.pods {
+        eprintln!("error: only {bound} of {} pods bound", args.pods);
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
+}
