@@ -135,8 +135,17 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let self_cpu = cpu_seconds("self").unwrap_or(0.0) - self_cpu_start;
-    let _ = child.start_kill();
-    let _ = child.wait().await;
+    // SIGTERM: the scheduler drains and releases its Lease; kill it if it does not exit.
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    if tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
     let since = |t: Option<SystemTime>| {
         t.and_then(|t| t.duration_since(started_wall).ok())
             .unwrap_or_default()

@@ -38,7 +38,6 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
 use kube::runtime::watcher::{self, Event as WatchEvent};
 use kube::{Client, Resource, ResourceExt};
 use tokio::sync::{Semaphore, mpsc};
@@ -299,8 +298,6 @@ fn now() -> std::time::Instant {
 
 /// A pending pod whose spec could not be read.
 struct Malformed {
-    /// Its resourceVersion: each version is reported once.
-    rv: String,
     pod: Arc<core::Pod>,
     message: String,
     reported: bool,
@@ -310,7 +307,7 @@ struct Malformed {
 struct Scheduler {
     cfg: RunConfig,
     client: Client,
-    recorder: Recorder,
+    recorder: EventPublisher,
     fwk: Arc<Framework>,
     algo: Algorithm,
     cache: Cache,
@@ -414,13 +411,11 @@ pub async fn run(
     );
 
     let limiter = Arc::new(RateLimiter::new(cfg.write_qps, cfg.write_burst));
-    let recorder = Recorder::new(
-        client.clone(),
-        Reporter {
-            controller: cfg.scheduler_name.clone(),
-            instance: Some(cfg.identity.clone()),
-        },
-    );
+    let recorder = EventPublisher {
+        client: client.clone(),
+        controller: cfg.scheduler_name.clone(),
+        instance: cfg.identity.clone(),
+    };
     let mut s = Scheduler {
         algo: Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed),
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
@@ -697,7 +692,6 @@ impl Scheduler {
             self.remove_pending(&key);
             return;
         }
-        let rv = p.resource_version().unwrap_or_default();
         match PodInfo::from_pod(p.clone()) {
             Ok(pi) => {
                 self.malformed.remove(&key);
@@ -715,18 +709,19 @@ impl Scheduler {
             }
             Err(e) => {
                 // A malformed pod cannot be scheduled until it is fixed: tell its owner once
-                // per version, as FailedScheduling, and carry on.
+                // per distinct problem, as FailedScheduling, and carry on. (Our own status patch
+                // bumps its resourceVersion without changing the problem: no second report.)
                 if let Some(old) = self.pending.remove(&key) {
                     self.queue.delete(&old);
                 }
-                if self.malformed.get(&key).map(|m| &m.rv) != Some(&rv) {
+                let message = e.to_string();
+                if self.malformed.get(&key).map(|m| &m.message) != Some(&message) {
                     warn!(pod = %key, error = %e, "Pod cannot be scheduled: malformed spec");
                     self.malformed.insert(
                         key,
                         Malformed {
-                            rv,
                             pod: Arc::new(p),
-                            message: e.to_string(),
+                            message,
                             reported: false,
                         },
                     );
@@ -851,15 +846,9 @@ impl Scheduler {
             if matches!(result, BindResult::Bound) {
                 limiter.acquire().await;
                 let note = format!("Successfully assigned {} to {}", pod.key(), node);
-                publish(
-                    &recorder,
-                    &pod.pod,
-                    EventType::Normal,
-                    "Scheduled",
-                    "Binding",
-                    note,
-                )
-                .await;
+                recorder
+                    .publish(&pod.pod, "Normal", "Scheduled", "Binding", note)
+                    .await;
             }
             let _ = tx.send(Msg::Bound { pod, node, result }).await;
         });
@@ -910,15 +899,15 @@ impl Scheduler {
             if guard.check().is_err() {
                 return;
             }
-            publish(
-                &recorder,
-                &pod,
-                EventType::Warning,
-                "FailedScheduling",
-                "Scheduling",
-                message.clone(),
-            )
-            .await;
+            recorder
+                .publish(
+                    &pod,
+                    "Warning",
+                    "FailedScheduling",
+                    "Scheduling",
+                    message.clone(),
+                )
+                .await;
             let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
             limiter.acquire().await;
             if guard.check().is_err() {
@@ -943,24 +932,63 @@ impl Scheduler {
     }
 }
 
-async fn publish(
-    recorder: &Recorder,
-    pod: &core::Pod,
-    type_: EventType,
-    reason: &str,
-    action: &str,
-    note: String,
-) {
-    let reference = pod.object_ref(&());
-    let ev = KubeEvent {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: action.into(),
-        secondary: None,
-    };
-    if let Err(e) = recorder.publish(&ev, &reference).await {
-        debug!(error = %e, reason, "Recording event failed");
+/// Writes `events.k8s.io/v1` Events as kube-scheduler's event recorder does (one Event per
+/// occurrence, named `<object>.<hex nanoseconds>`, `reportingController` = scheduler name,
+/// `reportingInstance` = replica identity). kube-runtime's `Recorder` is not used: it scans its
+/// whole series cache on every publish, which is quadratic in the number of pods scheduled.
+#[derive(Clone)]
+struct EventPublisher {
+    client: Client,
+    controller: String,
+    instance: String,
+}
+
+/// Longest `note` the API server accepts (1 KiB).
+const EVENT_NOTE_MAX: usize = 1024;
+
+impl EventPublisher {
+    async fn publish(
+        &self,
+        pod: &core::Pod,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        mut note: String,
+    ) {
+        use k8s_openapi::api::events::v1::Event;
+        if note.len() > EVENT_NOTE_MAX {
+            let mut cut = EVENT_NOTE_MAX;
+            while !note.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            note.truncate(cut);
+        }
+        let ns = pod.namespace().unwrap_or_else(|| "default".into());
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let ev = Event {
+            metadata: ObjectMeta {
+                name: Some(format!("{}.{:x}", pod.name_any(), now.as_nanosecond())),
+                namespace: Some(ns.clone()),
+                ..Default::default()
+            },
+            event_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+                now,
+            )),
+            action: Some(action.into()),
+            reason: Some(reason.into()),
+            note: Some(note),
+            type_: Some(type_.into()),
+            regarding: Some(pod.object_ref(&())),
+            reporting_controller: Some(self.controller.clone()),
+            reporting_instance: Some(self.instance.clone()),
+            ..Default::default()
+        };
+        if let Err(e) = Api::<Event>::namespaced(self.client.clone(), &ns)
+            .create(&PostParams::default(), &ev)
+            .await
+        {
+            debug!(error = %e, reason, "Recording event failed");
+        }
     }
 }
 
