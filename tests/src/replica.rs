@@ -66,8 +66,6 @@ pub fn run_config(identity: &str) -> RunConfig {
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),
         seed: SEED,
-        write_qps: 0.0,
-        write_burst: 0,
     }
 }
 
@@ -153,6 +151,7 @@ pub async fn spawn_replica(api: &ApiServer, id: &str, election: bool) -> Replica
     let cfg = ReplicaConfig {
         run: run_config(id),
         election: election.then(|| fast_election(id)),
+        election_client: None,
     };
     let registry = prometheus::Registry::new();
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();

@@ -70,7 +70,8 @@ pub struct RunArgs {
         default_value = "leases"
     )]
     pub leader_elect_resource_lock: String,
-    /// Client-side limit of the scheduler's API writes (bindings, events, status), per second.
+    /// Client-side rate limit of the scheduler's API requests, per second (leader election uses
+    /// its own client).
     #[arg(long, env = "MINI_SCHEDULER_KUBE_API_QPS", default_value_t = 50.0)]
     pub kube_api_qps: f64,
     /// Burst allowed above --kube-api-qps.
@@ -255,7 +256,17 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Ok(v) = axum::http::HeaderValue::from_str(&agent) {
         config.headers.push((axum::http::header::USER_AGENT, v));
     }
-    let client = match kube::Client::try_from(config) {
+    // The scheduler's client is rate limited (--kube-api-qps/--kube-api-burst: up to `burst`
+    // requests per `burst / qps` seconds); leader election gets its own unlimited client, as
+    // kube-scheduler gives it its own clientset.
+    let window = Duration::from_secs_f64(f64::from(args.kube_api_burst) / args.kube_api_qps);
+    let limit = tower::limit::RateLimitLayer::new(u64::from(args.kube_api_burst), window);
+    let clients = kube::client::ClientBuilder::try_from(config.clone()).and_then(|b| {
+        let scheduler = b.with_layer(&limit).build();
+        let election = kube::Client::try_from(config)?;
+        Ok((scheduler, election))
+    });
+    let (client, election_client) = match clients {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: building the API client: {e}");
@@ -279,10 +290,9 @@ pub async fn run(args: RunArgs) -> ExitCode {
             bind_concurrency: 16,
             shutdown_grace: Duration::from_secs(10),
             seed: rand_seed(),
-            write_qps: args.kube_api_qps,
-            write_burst: args.kube_api_burst,
         },
         election,
+        election_client: Some(election_client),
     };
     info!(identity = %identity, scheduler = %args.scheduler_name, "Starting mini-scheduler");
     let admin_registry = registry.clone();

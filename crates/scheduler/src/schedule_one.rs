@@ -126,6 +126,10 @@ pub struct ScheduleResult {
     pub scores: Option<BTreeMap<String, ScoreBreakdown>>,
     /// With `explain`: nodes that failed a filter and their reasons.
     pub diagnosis: Option<BTreeMap<String, Vec<String>>>,
+    /// Time spent in PreFilter + Filter (the `Filter` extension point of the metric).
+    pub filter_duration: std::time::Duration,
+    /// Time spent in PreScore + Score + NormalizeScore and host selection (`Score`).
+    pub score_duration: std::time::Duration,
 }
 
 /// `totals[j] += w * f([(alloc, requested) of cpu, of memory])` for each feasible node `j`,
@@ -238,6 +242,7 @@ impl Algorithm {
             snapshot.hot_rows_consistent(),
             "NodeHot rows out of sync with NodeInfo"
         );
+        let cycle_start = std::time::Instant::now();
         self.state.clear();
         let nodes = snapshot.nodes();
 
@@ -405,8 +410,11 @@ impl Algorithm {
             }));
         }
 
+        let filter_duration = cycle_start.elapsed();
+        let score_start = std::time::Instant::now();
         let feasible = std::mem::take(&mut self.candidates);
         let result = self.prioritize_and_select(fwk, snapshot, pod, &feasible, explain);
+        let score_duration = score_start.elapsed();
         self.candidates = feasible;
         let (chosen, scores) = result?;
         let node = &nodes[chosen as usize];
@@ -419,6 +427,8 @@ impl Algorithm {
             gpu_indexes,
             scores,
             diagnosis,
+            filter_duration,
+            score_duration,
         })
     }
 

@@ -15,7 +15,8 @@ pub struct SchedulerMetrics {
     pub scheduling_attempt_duration: HistogramVec,
     /// Pods per queue (`active`, `backoff`, `unschedulable`).
     pub pending_pods: IntGaugeVec,
-    /// Seconds per extension point (`Filter`, `Score`, `Bind`) per cycle.
+    /// Seconds per extension point (`Filter` = PreFilter + Filter, `Score` = PreScore + Score +
+    /// NormalizeScore + host selection, `Bind`) per scheduled pod.
     pub extension_point_duration: HistogramVec,
 }
 

@@ -79,53 +79,6 @@ pub struct RunConfig {
     pub shutdown_grace: Duration,
     /// Seed of the tie-break RNG.
     pub seed: u64,
-    /// Client-side rate limit of this scheduler's API writes (bindings, events, status
-    /// patches), per second (`--kube-api-qps`); 0 or less means unlimited.
-    pub write_qps: f64,
-    /// Burst above `write_qps` (`--kube-api-burst`).
-    pub write_burst: u32,
-}
-
-/// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
-/// tokens, refilled at `qps` per second; each write takes one, waiting when none is left.
-pub struct RateLimiter {
-    bucket: tokio::sync::Mutex<(f64, tokio::time::Instant)>,
-    qps: f64,
-    burst: f64,
-}
-
-impl RateLimiter {
-    /// A full bucket; `qps <= 0` disables limiting.
-    pub fn new(qps: f64, burst: u32) -> RateLimiter {
-        let burst = f64::from(burst.max(1));
-        RateLimiter {
-            bucket: tokio::sync::Mutex::new((burst, tokio::time::Instant::now())),
-            qps,
-            burst,
-        }
-    }
-
-    /// Wait for a token.
-    pub async fn acquire(&self) {
-        if self.qps <= 0.0 {
-            return;
-        }
-        loop {
-            let wait = {
-                let mut b = self.bucket.lock().await;
-                let now = tokio::time::Instant::now();
-                let refill = now.duration_since(b.1).as_secs_f64() * self.qps;
-                b.0 = (b.0 + refill).min(self.burst);
-                b.1 = now;
-                if b.0 >= 1.0 {
-                    b.0 -= 1.0;
-                    return;
-                }
-                Duration::from_secs_f64((1.0 - b.0) / self.qps)
-            };
-            tokio::time::sleep(wait).await;
-        }
-    }
 }
 
 /// How [`run`] ended.
@@ -324,7 +277,6 @@ struct Scheduler {
     bind_slots: Arc<Semaphore>,
     tx: mpsc::Sender<Msg>,
     status: Status,
-    limiter: Arc<RateLimiter>,
     leader: LeaderWatch,
 }
 
@@ -410,7 +362,6 @@ pub async fn run(
         Msg::Ss,
     );
 
-    let limiter = Arc::new(RateLimiter::new(cfg.write_qps, cfg.write_burst));
     let recorder = EventPublisher {
         client: client.clone(),
         controller: cfg.scheduler_name.clone(),
@@ -434,7 +385,6 @@ pub async fn run(
         binds: JoinSet::new(),
         tx,
         status,
-        limiter,
         leader: leader.clone(),
     };
 
@@ -777,6 +727,11 @@ impl Scheduler {
                     .schedule_attempts
                     .with_label_values(&["scheduled", PROFILE])
                     .inc();
+                let ext = &self.metrics.extension_point_duration;
+                ext.with_label_values(&["Filter", "Success", PROFILE])
+                    .observe(r.filter_duration.as_secs_f64());
+                ext.with_label_values(&["Score", "Success", PROFILE])
+                    .observe(r.score_duration.as_secs_f64());
                 self.metrics
                     .scheduling_attempt_duration
                     .with_label_values(&["scheduled", PROFILE])
@@ -829,10 +784,8 @@ impl Scheduler {
         let identity = self.cfg.identity.clone();
         let recorder = self.recorder.clone();
         let bind_hist = self.metrics.extension_point_duration.clone();
-        let limiter = self.limiter.clone();
         self.binds.spawn(async move {
             let _permit = slots.acquire_owned().await;
-            limiter.acquire().await;
             let started = std::time::Instant::now();
             let result = bind(&client, &pod, &node, gpu.as_deref(), &guard, &identity).await;
             let status = if matches!(result, BindResult::Bound) {
@@ -844,7 +797,6 @@ impl Scheduler {
                 .with_label_values(&["Bind", status, PROFILE])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
-                limiter.acquire().await;
                 let note = format!("Successfully assigned {} to {}", pod.key(), node);
                 recorder
                     .publish(&pod.pod, "Normal", "Scheduled", "Binding", note)
@@ -893,9 +845,7 @@ impl Scheduler {
         };
         let client = self.client.clone();
         let recorder = self.recorder.clone();
-        let limiter = self.limiter.clone();
         tokio::spawn(async move {
-            limiter.acquire().await;
             if guard.check().is_err() {
                 return;
             }
@@ -909,7 +859,6 @@ impl Scheduler {
                 )
                 .await;
             let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
-            limiter.acquire().await;
             if guard.check().is_err() {
                 return;
             }

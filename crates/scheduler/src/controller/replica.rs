@@ -25,6 +25,10 @@ pub struct ReplicaConfig {
     pub run: RunConfig,
     /// Leader election settings; `None` runs without election (`--leader-elect=false`).
     pub election: Option<LeaderElectionConfig>,
+    /// A separate client for the Lease, as kube-scheduler gives leader election its own
+    /// clientset, so that a burst of scheduling writes waiting on the client's rate limit never
+    /// delays a renewal; `None` uses the scheduler's client.
+    pub election_client: Option<Client>,
 }
 
 /// Why a replica could not start.
@@ -79,7 +83,11 @@ pub async fn run_replica(
         return Ok(super::run(client, cfg.run, leader, metrics, status, shutdown).await?);
     };
     ecfg.validate()?;
-    let lock = KubeLeaseLock::new(client.clone(), &ecfg.lease_namespace, &ecfg.lease_name);
+    let lock_client = cfg
+        .election_client
+        .clone()
+        .unwrap_or_else(|| client.clone());
+    let lock = KubeLeaseLock::new(lock_client, &ecfg.lease_namespace, &ecfg.lease_name);
     let election_metrics = ElectionMetrics::new(registry)?;
     let elector = LeaderElector::new(ecfg, lock, election_metrics)?;
     let health = elector.health_check(LEADER_HEALTH_TIMEOUT);
