@@ -65,6 +65,8 @@ pub fn run_config(identity: &str) -> RunConfig {
         percentage_of_nodes_to_score: 100,
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),
+        write_qps: 0.0,
+        write_burst: 0,
         seed: SEED,
     }
 }

@@ -70,8 +70,8 @@ pub struct RunArgs {
         default_value = "leases"
     )]
     pub leader_elect_resource_lock: String,
-    /// Client-side rate limit of the scheduler's API requests, per second (leader election uses
-    /// its own client).
+    /// Client-side rate limit of the scheduler's API writes (bindings, events, status
+    /// patches), per second; leader election uses its own client.
     #[arg(long, env = "MINI_SCHEDULER_KUBE_API_QPS", default_value_t = 50.0)]
     pub kube_api_qps: f64,
     /// Burst allowed above --kube-api-qps.
@@ -122,7 +122,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             _ => return Err(bad()),
         };
         rest = &rest[unit_end..];
-        total += Duration::from_secs_f64(value * unit);
+        let part = Duration::try_from_secs_f64(value * unit).map_err(|_| bad())?;
+        total = total.checked_add(part).ok_or_else(bad)?;
     }
     Ok(total)
 }
@@ -256,16 +257,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Ok(v) = axum::http::HeaderValue::from_str(&agent) {
         config.headers.push((axum::http::header::USER_AGENT, v));
     }
-    // The scheduler's client is rate limited (--kube-api-qps/--kube-api-burst: up to `burst`
-    // requests per `burst / qps` seconds); leader election gets its own unlimited client, as
-    // kube-scheduler gives it its own clientset.
-    let window = Duration::from_secs_f64(f64::from(args.kube_api_burst) / args.kube_api_qps);
-    let limit = tower::limit::RateLimitLayer::new(u64::from(args.kube_api_burst), window);
-    let clients = kube::client::ClientBuilder::try_from(config.clone()).and_then(|b| {
-        let scheduler = b.with_layer(&limit).build();
-        let election = kube::Client::try_from(config)?;
-        Ok((scheduler, election))
-    });
+    // Leader election gets its own client, as kube-scheduler gives it its own clientset; the
+    // scheduler's writes are rate limited in the controller (token first, fence check, request).
+    let clients = kube::Client::try_from(config.clone())
+        .and_then(|scheduler| Ok((scheduler, kube::Client::try_from(config)?)));
     let (client, election_client) = match clients {
         Ok(c) => c,
         Err(e) => {
@@ -290,6 +285,8 @@ pub async fn run(args: RunArgs) -> ExitCode {
             bind_concurrency: 16,
             shutdown_grace: Duration::from_secs(10),
             seed: rand_seed(),
+            write_qps: args.kube_api_qps,
+            write_burst: args.kube_api_burst,
         },
         election,
         election_client: Some(election_client),
@@ -378,5 +375,6 @@ mod tests {
         assert!(parse_duration("15").is_err());
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("").is_err());
+        assert!(parse_duration("99999999999999999999h").is_err());
     }
 }

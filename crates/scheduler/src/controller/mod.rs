@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use election::{LeaderWatch, LeadershipGuard};
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -79,6 +79,54 @@ pub struct RunConfig {
     pub shutdown_grace: Duration,
     /// Seed of the tie-break RNG.
     pub seed: u64,
+    /// Client-side rate limit of this scheduler's API writes (bindings, events, status
+    /// patches), per second (`--kube-api-qps`); 0 or less means unlimited. A write takes its
+    /// token *before* the leadership fence is checked, so no fenced write waits after its check.
+    pub write_qps: f64,
+    /// Burst above `write_qps` (`--kube-api-burst`).
+    pub write_burst: u32,
+}
+
+/// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
+/// tokens, refilled at `qps` per second; each write takes one, waiting when none is left.
+pub struct RateLimiter {
+    bucket: tokio::sync::Mutex<(f64, tokio::time::Instant)>,
+    qps: f64,
+    burst: f64,
+}
+
+impl RateLimiter {
+    /// A full bucket; `qps <= 0` disables limiting.
+    pub fn new(qps: f64, burst: u32) -> RateLimiter {
+        let burst = f64::from(burst.max(1));
+        RateLimiter {
+            bucket: tokio::sync::Mutex::new((burst, tokio::time::Instant::now())),
+            qps,
+            burst,
+        }
+    }
+
+    /// Wait for a token.
+    pub async fn acquire(&self) {
+        if self.qps <= 0.0 {
+            return;
+        }
+        loop {
+            let wait = {
+                let mut b = self.bucket.lock().await;
+                let now = tokio::time::Instant::now();
+                let refill = now.duration_since(b.1).as_secs_f64() * self.qps;
+                b.0 = (b.0 + refill).min(self.burst);
+                b.1 = now;
+                if b.0 >= 1.0 {
+                    b.0 -= 1.0;
+                    return;
+                }
+                Duration::from_secs_f64((1.0 - b.0) / self.qps)
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
 }
 
 /// How [`run`] ended.
@@ -278,6 +326,12 @@ struct Scheduler {
     tx: mpsc::Sender<Msg>,
     status: Status,
     leader: LeaderWatch,
+    limiter: Arc<RateLimiter>,
+    /// UID of each pod we assumed, by key, while its binding is in flight.
+    assumed_uid: HashMap<String, String>,
+    /// The newest pending-watch version of a pod seen while it was assumed (requeued if the
+    /// binding fails).
+    latest_pending: HashMap<String, Arc<PodInfo>>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -297,6 +351,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<RunOutcome, RunError> {
     let fwk = Arc::new(Framework::from_policy(&cfg.policy)?);
+    let cfg_write = (cfg.write_qps, cfg.write_burst);
     let (tx, mut rx) = mpsc::channel::<Msg>(4096);
     let mut watches = JoinSet::new();
     let pods_pending = watcher::Config::default().fields(&format!(
@@ -386,39 +441,53 @@ pub async fn run(
         tx,
         status,
         leader: leader.clone(),
+        limiter: Arc::new(RateLimiter::new(cfg_write.0, cfg_write.1)),
+        assumed_uid: HashMap::new(),
+        latest_pending: HashMap::new(),
     };
 
     let mut state = leader.state();
+    let mut state_closed = false;
     let mut shutdown = std::pin::pin!(shutdown);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut was_leading = false;
+    // The term this replica schedules under; another term (even our own, re-acquired after a
+    // lapse the loop did not observe) ends the run like a loss.
+    let mut term: Option<(Option<String>, i32)> = None;
     let mut last_unschedulable_flush = now();
     let outcome = loop {
         // Apply every event already received before deciding anything.
         while let Ok(m) = rx.try_recv() {
             s.handle(m);
         }
-        let leading = leader.is_leading();
-        if was_leading && !leading {
+        let current = leader
+            .current_term()
+            .map(|t| (t.lease_uid, t.lease_transitions));
+        if was_leading && (current.is_none() || current != term) {
             error!("leaderelection lost");
             break RunOutcome::LeadershipLost;
         }
-        if leading && !was_leading {
+        if current.is_some() && !was_leading {
             info!(identity = %s.cfg.identity, "Started leading; scheduling");
             was_leading = true;
+            term = current.clone();
             s.leading = true;
             s.report_malformed();
         }
         s.publish_queue_metrics();
-        if leading
+        if current.is_some()
             && s.synced()
             && let Some(guard) = leader.leadership()
             && let Some(qp) = s.queue.pop()
         {
             s.schedule_one(qp, guard);
-            // Yield so watches and bindings make progress between cycles.
+            // Yield so watches and bindings make progress between cycles, and honour a
+            // shutdown even while the active queue stays non-empty.
             tokio::task::yield_now().await;
+            if shutdown.as_mut().now_or_never().is_some() {
+                break RunOutcome::Shutdown;
+            }
             continue;
         }
         tokio::select! {
@@ -438,25 +507,36 @@ pub async fn run(
                     warn!(pod = %key, "Assumed pod expired without being seen bound");
                 }
             }
-            r = state.changed() => {
-                if r.is_err() && !leader.is_leading() && was_leading {
-                    error!("leaderelection lost");
-                    break RunOutcome::LeadershipLost;
+            r = state.changed(), if !state_closed => {
+                // A closed channel (the elector stopped, or election is off) stays closed:
+                // stop polling it, or this select would spin.
+                if r.is_err() {
+                    state_closed = true;
                 }
             }
-            _ = &mut shutdown => {
-                info!("Shutting down: scheduling stopped, waiting for in-flight bindings");
-                let grace = s.cfg.shutdown_grace;
-                let _ = tokio::time::timeout(grace, async {
-                    while s.binds.join_next().await.is_some() {}
-                }).await;
-                break RunOutcome::Shutdown;
-            }
+            _ = &mut shutdown => break RunOutcome::Shutdown,
         }
     };
     watches.abort_all();
-    if outcome == RunOutcome::LeadershipLost {
-        s.binds.abort_all();
+    match outcome {
+        RunOutcome::LeadershipLost => s.binds.abort_all(),
+        RunOutcome::Shutdown => {
+            info!("Shutting down: scheduling stopped, waiting for in-flight bindings");
+            let grace = tokio::time::sleep(s.cfg.shutdown_grace);
+            tokio::pin!(grace);
+            loop {
+                tokio::select! {
+                    j = s.binds.join_next() => if j.is_none() { break },
+                    // Keep draining results so no binding task blocks on a full channel.
+                    m = rx.recv() => if let Some(m @ Msg::Bound { .. }) = m { s.handle(m) },
+                    _ = &mut grace => {
+                        warn!("In-flight bindings did not finish within the grace period");
+                        s.binds.abort_all();
+                        break;
+                    }
+                }
+            }
+        }
     }
     Ok(outcome)
 }
@@ -490,11 +570,23 @@ impl Scheduler {
                         let name = n.name_any();
                         match crate::framework::NodeInfo::from_node(n) {
                             Ok(ni) => {
-                                let existed = self.cache.snapshot().node(&name).is_some();
+                                let old = self.cache.snapshot().node(&name);
+                                let existed = old.is_some();
+                                // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only
+                                // changes that can make a pod fit move unschedulable pods.
+                                let changed = old.is_none_or(|o| {
+                                    o.allocatable != ni.allocatable
+                                        || o.labels != ni.labels
+                                        || o.taints != ni.taints
+                                        || o.unschedulable != ni.unschedulable
+                                });
                                 if existed {
                                     self.cache.update_node(ni);
                                 } else {
                                     self.cache.add_node(ni);
+                                }
+                                if !changed {
+                                    return;
                                 }
                                 let event = if existed {
                                     ClusterEvent::NodeUpdate
@@ -631,6 +723,7 @@ impl Scheduler {
 
     fn remove_pending(&mut self, key: &str) {
         self.malformed.remove(key);
+        self.latest_pending.remove(key);
         if let Some(pi) = self.pending.remove(key) {
             self.queue.delete(&pi);
         }
@@ -646,7 +739,10 @@ impl Scheduler {
             Ok(pi) => {
                 self.malformed.remove(&key);
                 if self.cache.is_assumed(&key) {
-                    // Being bound by us; the assigned watch will confirm it.
+                    // Being bound by us; the assigned watch will confirm it. Keep the newest
+                    // version (possibly a new incarnation with another UID) in case the binding
+                    // fails.
+                    self.latest_pending.insert(key, Arc::new(pi));
                     return;
                 }
                 let pi = Arc::new(pi);
@@ -722,6 +818,7 @@ impl Scheduler {
                 }
                 self.pending.remove(&key);
                 self.queue.delete(&pod);
+                self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
                 self.metrics
                     .schedule_attempts
@@ -784,8 +881,11 @@ impl Scheduler {
         let identity = self.cfg.identity.clone();
         let recorder = self.recorder.clone();
         let bind_hist = self.metrics.extension_point_duration.clone();
+        let limiter = self.limiter.clone();
         self.binds.spawn(async move {
             let _permit = slots.acquire_owned().await;
+            // The rate-limit token first, then the fence check inside `bind`, then the request.
+            limiter.acquire().await;
             let started = std::time::Instant::now();
             let result = bind(&client, &pod, &node, gpu.as_deref(), &guard, &identity).await;
             let status = if matches!(result, BindResult::Bound) {
@@ -797,10 +897,13 @@ impl Scheduler {
                 .with_label_values(&["Bind", status, PROFILE])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
-                let note = format!("Successfully assigned {} to {}", pod.key(), node);
-                recorder
-                    .publish(&pod.pod, "Normal", "Scheduled", "Binding", note)
-                    .await;
+                limiter.acquire().await;
+                if guard.check().is_ok() {
+                    let note = format!("Successfully assigned {} to {}", pod.key(), node);
+                    recorder
+                        .publish(&pod.pod, "Normal", "Scheduled", "Binding", note)
+                        .await;
+                }
             }
             let _ = tx.send(Msg::Bound { pod, node, result }).await;
         });
@@ -810,31 +913,63 @@ impl Scheduler {
 
     fn bound(&mut self, pod: Arc<PodInfo>, node: String, result: BindResult) {
         let key = pod.key();
+        self.assumed_uid.remove(&key);
         match result {
             BindResult::Bound => {
                 info!(pod = %key, node = %node, "Successfully bound pod to node");
                 self.cache.finish_binding(&key, now());
+                self.latest_pending.remove(&key);
             }
             BindResult::AlreadyAssigned(msg) => {
                 // Someone else bound it: not an error to retry. The watch brings the truth.
                 info!(pod = %key, reason = %msg, "Pod already assigned; dropping");
                 let _ = self.cache.forget_pod(&pod);
+                // A new incarnation seen meanwhile is a different pod: queue it.
+                if let Some(latest) = self.latest_pending.remove(&key)
+                    && latest.uid != pod.uid
+                {
+                    self.requeue_pending(latest);
+                }
             }
             BindResult::NotLeading(msg) => {
                 warn!(pod = %key, reason = %msg, "Binding not written: leadership fence");
-                let _ = self.cache.forget_pod(&pod);
+                self.requeue_after_failed_bind(&key, pod);
             }
             BindResult::Failed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "Binding failed; requeueing");
-                let _ = self.cache.forget_pod(&pod);
-                if !self.pending.contains_key(&key) {
-                    self.pending.insert(key.clone(), pod.clone());
-                    let mut qp = QueuedPodInfo::new(pod, now());
-                    qp.attempts = 1;
-                    self.requeue(qp);
-                }
+                self.requeue_after_failed_bind(&key, pod);
             }
         }
+    }
+
+    /// Undo an assumption whose binding did not happen and queue the pod again — the newest
+    /// version seen meanwhile, or the one we had if the pending watch still lists it. Nothing
+    /// is queued when the watch already shows the pod bound (the forget fails) or gone.
+    fn requeue_after_failed_bind(&mut self, key: &str, pod: Arc<PodInfo>) {
+        if self.cache.forget_pod(&pod).is_err() {
+            self.latest_pending.remove(key);
+            return;
+        }
+        let still_pending = self
+            .tracked
+            .get("pending-pods")
+            .is_some_and(|t| t.known.contains(key));
+        match self.latest_pending.remove(key) {
+            Some(latest) => self.requeue_pending(latest),
+            None if still_pending => self.requeue_pending(pod),
+            None => {}
+        }
+    }
+
+    fn requeue_pending(&mut self, pod: Arc<PodInfo>) {
+        let key = pod.key();
+        if self.pending.contains_key(&key) {
+            return;
+        }
+        self.pending.insert(key, pod.clone());
+        let mut qp = QueuedPodInfo::new(pod, now());
+        qp.attempts = 1;
+        self.requeue(qp);
     }
 
     /// FailedScheduling event and `PodScheduled=False` (reason `Unschedulable`), written in the
@@ -845,7 +980,9 @@ impl Scheduler {
         };
         let client = self.client.clone();
         let recorder = self.recorder.clone();
+        let limiter = self.limiter.clone();
         tokio::spawn(async move {
+            limiter.acquire().await;
             if guard.check().is_err() {
                 return;
             }
@@ -859,6 +996,7 @@ impl Scheduler {
                 )
                 .await;
             let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
+            limiter.acquire().await;
             if guard.check().is_err() {
                 return;
             }
