@@ -1139,3 +1139,34 @@ async fn bind(
         Err(e) => BindResult::Failed(e.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// client-go's token bucket: `burst` writes at once, then one every `1/qps` seconds.
+    #[tokio::test(start_paused = true)]
+    async fn rate_limiter_allows_a_burst_then_qps() {
+        let limiter = RateLimiter::new(10.0, 5);
+        let start = tokio::time::Instant::now();
+        for _ in 0..5 {
+            limiter.acquire().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO, "the burst is immediate");
+        for _ in 0..10 {
+            limiter.acquire().await;
+        }
+        let waited = start.elapsed();
+        assert!(
+            waited >= Duration::from_millis(990) && waited <= Duration::from_millis(1010),
+            "10 more writes at 10/s take about 1 s, took {waited:?}"
+        );
+        // Unlimited when qps <= 0.
+        let free = RateLimiter::new(0.0, 1);
+        let t = tokio::time::Instant::now();
+        for _ in 0..1000 {
+            free.acquire().await;
+        }
+        assert_eq!(t.elapsed(), Duration::ZERO);
+    }
+}
