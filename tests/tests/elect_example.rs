@@ -76,14 +76,7 @@ async fn three_copies_elect_one_leader_and_hand_over_on_ctrl_c() {
     let dir = std::env::temp_dir().join(format!("elect-example-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context: {{cluster: t, user: u}}\ncurrent-context: c\n",
-            api.url()
-        ),
-    )
-    .unwrap();
+    api.write_kubeconfig(&kubeconfig).unwrap();
     let kc = kubeconfig.to_str().unwrap();
     let mut copies: Vec<Copy> = ["1", "2", "3"].iter().map(|id| spawn(kc, id)).collect();
 

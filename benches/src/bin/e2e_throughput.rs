@@ -71,15 +71,7 @@ async fn main() -> std::process::ExitCode {
     }
     let dir = std::env::temp_dir().join(format!("mini-scheduler-e2e-bench-{}", std::process::id()));
     let kubeconfig = dir.join("kubeconfig");
-    let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        std::fs::write(
-            &kubeconfig,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context: {{cluster: t, user: u}}\ncurrent-context: c\n",
-                api.url()
-            ),
-        )
-    });
+    let written = std::fs::create_dir_all(&dir).and_then(|()| api.write_kubeconfig(&kubeconfig));
     if let Err(e) = written {
         eprintln!("error: writing {}: {e}", kubeconfig.display());
         return std::process::ExitCode::FAILURE;

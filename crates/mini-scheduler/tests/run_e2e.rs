@@ -88,14 +88,7 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
     let dir = std::env::temp_dir().join(format!("mini-scheduler-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context: {{cluster: t, user: u}}\ncurrent-context: c\n",
-            api.url()
-        ),
-    )
-    .unwrap();
+    api.write_kubeconfig(&kubeconfig).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -167,10 +167,7 @@ fn add_weighted(
         let v = if keys[slot] == key {
             vals[slot]
         } else {
-            let v = f([
-                (h.alloc_milli_cpu, h.nz_milli_cpu.saturating_add(cpu)),
-                (h.alloc_memory, h.nz_memory.saturating_add(mem)),
-            ]);
+            let v = f(h.score_pairs(cpu, mem));
             keys[slot] = key;
             vals[slot] = v;
             v

@@ -74,6 +74,17 @@ impl NodeHot {
     /// ephemeral-storage or a scalar resource is requested beyond allocatable on the node.
     pub const OTHER_OVERCOMMIT: u32 = 4;
 
+    /// `[(allocatable, requested) of cpu, of memory]` for resource scoring once a pod asking
+    /// `cpu` millicores and `mem` bytes (its scoring request) is added; the same numbers
+    /// `calculateResourceAllocatableRequest` reads from a NodeInfo.
+    #[inline(always)]
+    pub fn score_pairs(&self, cpu: i64, mem: i64) -> [(i64, i64); 2] {
+        [
+            (self.alloc_milli_cpu, self.nz_milli_cpu.saturating_add(cpu)),
+            (self.alloc_memory, self.nz_memory.saturating_add(mem)),
+        ]
+    }
+
     /// The summary of `n`.
     pub fn of(n: &NodeInfo) -> NodeHot {
         let over = n.requested.ephemeral_storage > n.allocatable.ephemeral_storage
@@ -362,15 +373,7 @@ impl Snapshot {
 
     /// Add or replace a ReplicaSet. A selector that does not compile selects nothing.
     pub fn upsert_replica_set(&mut self, rs: &apps::ReplicaSet) {
-        let key = ns_name(&rs.metadata);
-        match LabelSelector::from_label_selector(&rs.spec.selector) {
-            Ok(sel) => {
-                self.rss.insert(key, sel);
-            }
-            Err(_) => {
-                self.rss.remove(&key);
-            }
-        }
+        upsert_selector(&mut self.rss, &rs.metadata, &rs.spec.selector);
     }
 
     /// Remove a ReplicaSet.
@@ -380,15 +383,7 @@ impl Snapshot {
 
     /// Add or replace a StatefulSet. A selector that does not compile selects nothing.
     pub fn upsert_stateful_set(&mut self, ss: &apps::StatefulSet) {
-        let key = ns_name(&ss.metadata);
-        match LabelSelector::from_label_selector(&ss.spec.selector) {
-            Ok(sel) => {
-                self.sss.insert(key, sel);
-            }
-            Err(_) => {
-                self.sss.remove(&key);
-            }
-        }
+        upsert_selector(&mut self.sss, &ss.metadata, &ss.spec.selector);
     }
 
     /// Remove a StatefulSet.
@@ -450,6 +445,24 @@ impl Snapshot {
             _ => {}
         }
         selector
+    }
+}
+
+/// Store a controller's compiled selector under its `namespace/name`; one that does not compile
+/// selects nothing, so it is removed.
+fn upsert_selector(
+    map: &mut HashMap<(String, String), LabelSelector>,
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+) {
+    let key = ns_name(meta);
+    match LabelSelector::from_label_selector(selector) {
+        Ok(sel) => {
+            map.insert(key, sel);
+        }
+        Err(_) => {
+            map.remove(&key);
+        }
     }
 }
 

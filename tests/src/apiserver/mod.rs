@@ -192,6 +192,22 @@ impl ApiServer {
         ApiServer::builder().start().await
     }
 
+    /// Write a kubeconfig whose only context points at this server over plain HTTP with no
+    /// credentials, for processes (the `mini-scheduler` binary, the election example) that
+    /// read `--kubeconfig`.
+    ///
+    /// # Errors
+    /// The I/O error of writing `path`.
+    pub fn write_kubeconfig(&self, path: &std::path::Path) -> std::io::Result<()> {
+        std::fs::write(
+            path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: t\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: c\n  context: {{cluster: t, user: u}}\ncurrent-context: c\n",
+                self.url()
+            ),
+        )
+    }
+
     /// Options for a server.
     pub fn builder() -> ApiServerBuilder {
         ApiServerBuilder {

@@ -67,14 +67,7 @@ pub(crate) fn score_from_hot(
 ) {
     let hot = snapshot.hot();
     for (o, &i) in out.iter_mut().zip(feasible) {
-        let h = &hot[i as usize];
-        *o = f([
-            (
-                h.alloc_milli_cpu,
-                h.nz_milli_cpu.saturating_add(pod.score_milli_cpu),
-            ),
-            (h.alloc_memory, h.nz_memory.saturating_add(pod.score_memory)),
-        ]);
+        *o = f(hot[i as usize].score_pairs(pod.score_milli_cpu, pod.score_memory));
     }
 }
 
