@@ -123,9 +123,6 @@ pub fn parse_cluster_text(cluster: &mut Cluster, file: &str, text: &str) -> Resu
 /// # Errors
 /// [`SimError::Read`] when the file cannot be read, else as [`parse_cluster_text`].
 pub fn read_cluster_file(cluster: &mut Cluster, path: &Path) -> Result<(), SimError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SimError::Read {
-        file: path.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let text = super::read_text(path)?;
     parse_cluster_text(cluster, &path.display().to_string(), &text)
 }

@@ -98,6 +98,14 @@ pub enum SimError {
     Framework(#[from] FrameworkError),
 }
 
+/// Read an input file as text; the error names the file.
+pub(crate) fn read_text(path: &std::path::Path) -> Result<String, SimError> {
+    std::fs::read_to_string(path).map_err(|e| SimError::Read {
+        file: path.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
 /// Options of a simulation run.
 #[derive(Debug, Clone)]
 pub struct SimulationConfig {

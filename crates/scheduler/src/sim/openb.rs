@@ -242,12 +242,8 @@ pub fn parse_pods(
 /// # Errors
 /// [`SimError::Read`] or [`SimError::Csv`].
 pub fn read_nodes(cluster: &mut Cluster, path: &Path) -> Result<(), SimError> {
-    let f = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SimError::Read {
-        file: f.clone(),
-        message: e.to_string(),
-    })?;
-    parse_nodes(cluster, &f, &text)
+    let text = super::read_text(path)?;
+    parse_nodes(cluster, &path.display().to_string(), &text)
 }
 
 /// Read an openb pod list file.
@@ -255,10 +251,6 @@ pub fn read_nodes(cluster: &mut Cluster, path: &Path) -> Result<(), SimError> {
 /// # Errors
 /// [`SimError::Read`] or [`SimError::Csv`].
 pub fn read_pods(cluster: &mut Cluster, path: &Path, scheduler_name: &str) -> Result<(), SimError> {
-    let f = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SimError::Read {
-        file: f.clone(),
-        message: e.to_string(),
-    })?;
-    parse_pods(cluster, &f, &text, scheduler_name)
+    let text = super::read_text(path)?;
+    parse_pods(cluster, &path.display().to_string(), &text, scheduler_name)
 }
