@@ -245,12 +245,11 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
     assert_eq!(by("widget-0"), ["extender"]);
     let widget = api.get::<Pod>("default", "widget-0").unwrap();
     assert!(
-        widget
+        !widget
             .metadata
             .annotations
             .unwrap_or_default()
-            .get(ANNOTATION_SCHEDULED_BY)
-            .is_none()
+            .contains_key(ANNOTATION_SCHEDULED_BY)
     );
     assert_eq!(
         event_notes(&api, "widget-0", "Scheduled"),
