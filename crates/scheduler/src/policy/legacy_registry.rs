@@ -866,7 +866,16 @@ pub(crate) fn resolve(
     let filters = resolve_predicates(policy, input, warnings, &mut notes)?;
     let scores = resolve_priorities(policy, input, warnings, &mut notes)?;
 
-    // ---- hardPodAffinitySymmetricWeight (extenders are passed on as they are).
+    // ---- extenders are passed on as they are; preemption is not implemented.
+    for (i, e) in policy.extenders.iter().enumerate() {
+        if !e.preempt_verb.is_empty() {
+            notes.push(format!(
+                "extenders[{i}].preemptVerb {:?} is not called: mini-scheduler does not preempt",
+                e.preempt_verb
+            ));
+        }
+    }
+    // ---- hardPodAffinitySymmetricWeight.
     let hard = policy.hard_pod_affinity_symmetric_weight;
     if hard != 0 {
         notes.push(format!(

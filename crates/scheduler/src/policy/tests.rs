@@ -401,6 +401,24 @@ fn extenders_are_passed_on() {
 }
 
 #[test]
+fn extender_preempt_verb_is_noted_as_unused() {
+    let r = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","extenders":[{"urlPrefix":"http://e","preemptVerb":"preempt"}]}"#,
+    )
+    .unwrap()
+    .resolved;
+    assert!(
+        r.notes.contains(
+            &"extenders[0].preemptVerb \"preempt\" is not called: mini-scheduler does not preempt"
+                .to_string()
+        ),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
 fn extender_validation_texts() {
     let e = parse_policy(
         "p.json",
