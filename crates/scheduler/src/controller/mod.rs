@@ -1202,6 +1202,44 @@ async fn bind(
 mod tests {
     use super::*;
 
+    /// An extender that binds the pod is called (on the blocking pool) while the fence holds;
+    /// its error fails the binding.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn extender_bind_calls_the_binder_behind_the_fence() {
+        use crate::extender::fake::FakeExtender;
+        let guard = LeaderWatch::always_leading("me")
+            .leadership()
+            .expect("leads");
+        let pod = crate::framework::plugins::testutil::pod("p").info();
+        let ext = Arc::new(FakeExtender::default());
+        let r = extender_bind(ext.clone(), &pod, "n1", &guard).await;
+        assert!(matches!(r, BindResult::Bound), "{r:?}");
+        let bound = ext.bound.lock().map(|b| b.clone()).unwrap_or_default();
+        assert_eq!(bound, [ExtenderBindingArgs::new(&pod, "n1")]);
+        let refusing = Arc::new(FakeExtender {
+            not_binder: true,
+            ..FakeExtender::default()
+        });
+        let r = extender_bind(refusing, &pod, "n1", &guard).await;
+        assert!(
+            matches!(&r, BindResult::Failed(m) if m == "extender \"defaultFakeExtender\" bind: not a binder"),
+            "{r:?}"
+        );
+    }
+
+    /// `blocking` uses `block_in_place` on a multi-thread runtime and runs inline elsewhere
+    /// (where `block_in_place` would panic).
+    #[tokio::test(flavor = "current_thread")]
+    async fn blocking_runs_inline_on_a_current_thread_runtime() {
+        assert_eq!(blocking(|| 7), 7);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn blocking_runs_on_a_multi_thread_runtime() {
+        assert_eq!(blocking(|| 8), 8);
+        assert_eq!(std::thread::spawn(|| blocking(|| 9)).join().ok(), Some(9));
+    }
+
     /// client-go's token bucket: `burst` writes at once, then one every `1/qps` seconds.
     #[tokio::test(start_paused = true)]
     async fn rate_limiter_allows_a_burst_then_qps() {
