@@ -179,7 +179,10 @@ impl BlockingClient {
             builder.with_server_name_resolver(FixedServerNameResolver::new(name))
         };
         let connector = builder.enable_http1().build();
-        let client = Client::builder(TokioExecutor::new()).build(connector);
+        // Idle pooled connections expire after hyper-util's default 90 s.
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(hyper_util::rt::TokioTimer::new())
+            .build(connector);
         Ok(BlockingClient { client, timeout })
     }
 
