@@ -1,7 +1,9 @@
 //! Test support for mini-scheduler's cross-crate tests.
 //!
 //! [`apiserver`] is an in-memory Kubernetes API test double served over loopback HTTP, used through
-//! the real `kube::Client`; [`replica`] runs scheduler replicas in cluster mode against it.
+//! the real `kube::Client`; [`replica`] runs scheduler replicas in cluster mode against it;
+//! [`extender`] is a scheduler extender served over loopback HTTP(S).
 
 pub mod apiserver;
+pub mod extender;
 pub mod replica;

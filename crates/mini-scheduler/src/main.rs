@@ -157,6 +157,11 @@ fn policy_check(file: &PathBuf) -> ExitCode {
                 eprintln!("error: {}: {e}", file.display());
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
+            // Extender URLs and TLS material (files are read) must be usable.
+            if let Err(e) = scheduler::extender::build_extenders(&l.resolved.extenders) {
+                eprintln!("error: {}: {e}", file.display());
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
             println!("{}: valid", file.display());
             println!("{}", l.resolved);
             ExitCode::SUCCESS

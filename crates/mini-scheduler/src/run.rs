@@ -227,6 +227,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
         eprintln!("error: policy: {e}");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
+    if let Err(e) = scheduler::extender::build_extenders(&resolved.extenders) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     let identity = default_identity();
     let election = args.leader_elect.then(|| LeaderElectionConfig {
         lease_duration: args.leader_elect_lease_duration,

@@ -7,6 +7,7 @@
 
 pub mod cache;
 pub mod controller;
+pub mod extender;
 pub mod framework;
 pub mod labels;
 pub mod policy;

@@ -7,16 +7,23 @@
 //! reservoir sampling), and a single feasible node chosen without scoring. The search is
 //! sequential, in NodeTree order from the start index, and stops at the `numFeasibleNodesToFind`-th
 //! feasible node, so results are deterministic for a given seed.
+//!
+//! Extenders ([`Algorithm::set_extenders`]) run as in v1.22's `Schedule`: after the filter plugins
+//! on the feasible nodes found (`findNodesThatPassExtenders`), and after the score plugins, their
+//! scores × weight × 10 added to each node's total (`prioritizeNodes`); a single feasible node is
+//! chosen without asking them to score.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+use crate::extender::{self, Extender, MAX_EXTENDER_PRIORITY};
 use crate::framework::{
-    Code, CycleState, FastCheck, Framework, HotScorer, MAX_NODE_SCORE, MIN_NODE_SCORE, PodInfo,
-    ScoreBreakdown, ScoreMode, Status,
+    Code, CycleState, FastCheck, Framework, HotScorer, MAX_NODE_SCORE, MIN_NODE_SCORE, NodeInfo,
+    PodInfo, ScoreBreakdown, ScoreMode, Status,
 };
 use crate::snapshot::Snapshot;
 
@@ -99,6 +106,15 @@ pub enum ScheduleError {
     /// No node fits.
     #[error("{0}")]
     Fit(FitError),
+    /// An extender that is not ignorable failed to filter (transport error, non-200 answer,
+    /// its `Error` text); the message is the extender's error as upstream passes it on.
+    #[error("{message}")]
+    Extender {
+        /// The extender's name (URL prefix).
+        extender: String,
+        /// The error.
+        message: String,
+    },
     /// A plugin returned an error status.
     #[error("running {plugin} plugin: {message}")]
     Plugin {
@@ -199,6 +215,7 @@ pub struct Algorithm {
     plugin_scores: Vec<i64>,
     active: Vec<usize>,
     state: CycleState,
+    extenders: Vec<Arc<dyn Extender>>,
 }
 
 impl Algorithm {
@@ -215,7 +232,20 @@ impl Algorithm {
             plugin_scores: Vec::new(),
             active: Vec::new(),
             state: CycleState::new(),
+            extenders: Vec::new(),
         }
+    }
+
+    /// The extenders every cycle consults, in call order (see
+    /// [`extender::build_extenders`]: non-ignorable first). Upstream passes them to `Schedule`
+    /// (v1.22) or keeps them on `genericScheduler` (v1.21).
+    pub fn set_extenders(&mut self, extenders: Vec<Arc<dyn Extender>>) {
+        self.extenders = extenders;
+    }
+
+    /// The configured extenders.
+    pub fn extenders(&self) -> &[Arc<dyn Extender>] {
+        &self.extenders
     }
 
     /// Run one scheduling cycle for `pod` on `snapshot` (no mutation of the snapshot: the caller
@@ -382,8 +412,46 @@ impl Algorithm {
         self.next_start_node_index = (start + processed) % n;
         self.active = active;
 
-        let diagnosis = explain.then(|| {
-            self.failed
+        // findNodesThatPassExtenders: only when an extender filters for this pod. Statuses are
+        // then kept by node name, as extenders report nodes by name.
+        let mut statuses: Option<BTreeMap<String, Status>> = None;
+        if !self.candidates.is_empty()
+            && self
+                .extenders
+                .iter()
+                .any(|e| e.is_filter() && e.is_interested(pod))
+        {
+            let mut by_name: BTreeMap<String, Status> = self
+                .failed
+                .drain(..)
+                .map(|(ni, s)| (nodes[ni as usize].name.clone(), s))
+                .collect();
+            let mut feasible = std::mem::take(&mut self.candidates);
+            let r = extender::find_nodes_that_pass_extenders(
+                &self.extenders,
+                pod,
+                snapshot,
+                &mut feasible,
+                &mut by_name,
+            );
+            self.candidates = feasible;
+            if let Err((extender, e)) = r {
+                return Err(ScheduleError::Extender {
+                    extender,
+                    message: e.message,
+                });
+            }
+            statuses = Some(by_name);
+        }
+        let num_failed = statuses.as_ref().map_or(self.failed.len(), |m| m.len());
+
+        let diagnosis = explain.then(|| match &statuses {
+            Some(m) => m
+                .iter()
+                .map(|(n, s)| (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect()))
+                .collect::<BTreeMap<String, Vec<String>>>(),
+            None => self
+                .failed
                 .iter()
                 .map(|(ni, s)| {
                     (
@@ -391,15 +459,18 @@ impl Algorithm {
                         s.reasons.iter().map(|r| r.to_string()).collect(),
                     )
                 })
-                .collect::<BTreeMap<String, Vec<String>>>()
+                .collect::<BTreeMap<String, Vec<String>>>(),
         });
 
         if self.candidates.is_empty() {
-            let node_to_status = self
-                .failed
-                .drain(..)
-                .map(|(ni, s)| (nodes[ni as usize].name.clone(), s))
-                .collect();
+            let node_to_status = match statuses {
+                Some(m) => m,
+                None => self
+                    .failed
+                    .drain(..)
+                    .map(|(ni, s)| (nodes[ni as usize].name.clone(), s))
+                    .collect(),
+            };
             return Err(ScheduleError::Fit(FitError {
                 pod: pod.key(),
                 num_all_nodes: n,
@@ -419,7 +490,7 @@ impl Algorithm {
         Ok(ScheduleResult {
             node: node.name.clone(),
             node_index: chosen,
-            evaluated_nodes: self.failed.len() + self.candidates.len(),
+            evaluated_nodes: num_failed + self.candidates.len(),
             feasible_nodes: self.candidates.len(),
             gpu_indexes,
             scores,
@@ -448,7 +519,9 @@ impl Algorithm {
         let mut uniform_total = 0i64;
         if fwk.scores.is_empty() {
             // "If no priority configs are provided, then all nodes will have a score of one."
-            self.totals.resize(m, 1);
+            // (v1.22: only when no extender is configured either; else the plugin part is 0.)
+            self.totals
+                .resize(m, if self.extenders.is_empty() { 1 } else { 0 });
         } else {
             self.totals.resize(m, 0);
             let mut fused: Vec<(HotScorer, i64)> = Vec::new();
@@ -563,6 +636,26 @@ impl Algorithm {
             }
         }
 
+        // The extenders' part of prioritizeNodes: Σ score × weight, scaled to the plugins'
+        // 0..=100 range (× MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY = 10). Go's int64 arithmetic
+        // wraps; so does this.
+        let mut extender_explain: Vec<(String, Vec<i64>)> = Vec::new();
+        if m > 1 && !self.extenders.is_empty() {
+            let input: Vec<&NodeInfo> = feasible.iter().map(|&i| &nodes[i as usize]).collect();
+            let scale = MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY;
+            for es in extender::prioritize_with_extenders(&self.extenders, pod, &input) {
+                for (t, &sc) in self.totals.iter_mut().zip(&es.scores) {
+                    *t = t.wrapping_add(sc.wrapping_mul(es.weight).wrapping_mul(scale));
+                }
+                if explain {
+                    extender_explain.push((
+                        format!("Extender({})", es.extender),
+                        es.scores.iter().map(|s| s.wrapping_mul(scale)).collect(),
+                    ));
+                }
+            }
+        }
+
         let chosen = if feasible.len() == 1 {
             feasible[0]
         } else {
@@ -608,6 +701,11 @@ impl Algorithm {
                                 .iter()
                                 .zip(&per_plugin)
                                 .map(|(ws, v)| (ws.display_name.clone(), v[j]))
+                                .chain(
+                                    extender_explain
+                                        .iter()
+                                        .map(|(name, v)| (name.clone(), v[j])),
+                                )
                                 .collect(),
                         },
                     )
@@ -1100,5 +1198,396 @@ mod tests {
             ScheduleError::NoNodesAvailable.to_string(),
             "no nodes available to schedule pods"
         );
+    }
+
+    mod extenders {
+        use std::sync::atomic::Ordering;
+
+        use super::*;
+        use crate::extender::fake::{
+            FakeExtender, error_predicate, error_prioritizer, false_predicate, node1_prioritizer,
+            node2_prioritizer, only_node_predicate, true_predicate,
+        };
+        use crate::framework::runtime::WeightedScore;
+        use crate::framework::{ScorePlugin, plugins::testutil::snapshot as snap_of};
+
+        /// Upstream `node2PrioritizerPlugin` (`pkg/scheduler/testing/fake_extender.go`): 100 for
+        /// `node2`, 10 for the others.
+        struct Node2Prioritizer;
+
+        impl ScorePlugin for Node2Prioritizer {
+            fn name(&self) -> &'static str {
+                "Node2Prioritizer"
+            }
+            fn score(&self, _: &CycleState, _: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+                Ok(if node.name == "node2" { 100 } else { 10 })
+            }
+        }
+
+        /// The `TrueFilter` profile (no filter rejects anything), with `Node2Prioritizer` at
+        /// `weight` when given.
+        fn framework(node2_prioritizer_weight: Option<i64>) -> Framework {
+            Framework {
+                filters: vec![],
+                scores: node2_prioritizer_weight
+                    .map(|weight| WeightedScore {
+                        plugin: Box::new(Node2Prioritizer) as Box<dyn ScorePlugin>,
+                        weight,
+                        display_name: "Node2Prioritizer".into(),
+                    })
+                    .into_iter()
+                    .collect(),
+                run_all_filters: false,
+            }
+        }
+
+        fn arcs(v: Vec<FakeExtender>) -> Vec<Arc<dyn Extender>> {
+            v.into_iter()
+                .map(|e| Arc::new(e) as Arc<dyn Extender>)
+                .collect()
+        }
+
+        fn with_prioritizer(
+            e: FakeExtender,
+            f: crate::extender::fake::PriorityFunc,
+            prioritizer_weight: i64,
+            weight: i64,
+        ) -> FakeExtender {
+            FakeExtender {
+                prioritizers: vec![(f, prioritizer_weight)],
+                weight,
+                ..e
+            }
+        }
+
+        /// Upstream `pkg/scheduler/core/extender_test.go` `TestGenericSchedulerWithExtenders`
+        /// (kubernetes/kubernetes @013f1ae12049b9f51053cd3fa16ae2c1af60057d, v1.21/v1.22: the
+        /// extenders are passed to `Schedule`), case names kept: `SuggestedHost`,
+        /// `EvaluatedNodes`, `FeasibleNodes`, or an error.
+        #[test]
+        fn test_generic_scheduler_with_extenders() {
+            struct Case {
+                name: &'static str,
+                node2_prioritizer: Option<i64>,
+                extenders: Vec<FakeExtender>,
+                nodes: Vec<&'static str>,
+                expected: Option<(&'static str, usize, usize)>,
+            }
+            let p = |preds| FakeExtender::with_predicates(preds);
+            let cases = vec![
+                Case {
+                    name: "test 1",
+                    node2_prioritizer: None,
+                    extenders: vec![p(vec![true_predicate()]), p(vec![error_predicate()])],
+                    nodes: vec!["node1", "node2"],
+                    expected: None,
+                },
+                Case {
+                    name: "test 2",
+                    node2_prioritizer: None,
+                    extenders: vec![p(vec![true_predicate()]), p(vec![false_predicate()])],
+                    nodes: vec!["node1", "node2"],
+                    expected: None,
+                },
+                Case {
+                    name: "test 3",
+                    node2_prioritizer: None,
+                    extenders: vec![
+                        p(vec![true_predicate()]),
+                        p(vec![only_node_predicate("node1")]),
+                    ],
+                    nodes: vec!["node1", "node2"],
+                    expected: Some(("node1", 2, 1)),
+                },
+                Case {
+                    name: "test 4",
+                    node2_prioritizer: None,
+                    extenders: vec![
+                        p(vec![only_node_predicate("node2")]),
+                        p(vec![only_node_predicate("node1")]),
+                    ],
+                    nodes: vec!["node1", "node2"],
+                    expected: None,
+                },
+                Case {
+                    name: "test 5",
+                    node2_prioritizer: None,
+                    extenders: vec![with_prioritizer(
+                        p(vec![true_predicate()]),
+                        error_prioritizer,
+                        10,
+                        1,
+                    )],
+                    nodes: vec!["node1"],
+                    expected: Some(("node1", 1, 1)),
+                },
+                Case {
+                    name: "test 6",
+                    node2_prioritizer: None,
+                    extenders: vec![
+                        with_prioritizer(p(vec![true_predicate()]), node1_prioritizer, 10, 1),
+                        with_prioritizer(p(vec![true_predicate()]), node2_prioritizer, 10, 5),
+                    ],
+                    nodes: vec!["node1", "node2"],
+                    expected: Some(("node2", 2, 2)),
+                },
+                Case {
+                    // node2 has higher score
+                    name: "test 7",
+                    node2_prioritizer: Some(20),
+                    extenders: vec![with_prioritizer(
+                        p(vec![true_predicate()]),
+                        node1_prioritizer,
+                        10,
+                        1,
+                    )],
+                    nodes: vec!["node1", "node2"],
+                    expected: Some(("node2", 2, 2)),
+                },
+                Case {
+                    // The scheduler must not send the pod to an uninterested extender: its
+                    // errors would fail the test.
+                    name: "test 8",
+                    node2_prioritizer: Some(1),
+                    extenders: vec![FakeExtender {
+                        un_interested: true,
+                        ..with_prioritizer(p(vec![error_predicate()]), error_prioritizer, 10, 0)
+                    }],
+                    nodes: vec!["node1", "node2"],
+                    expected: Some(("node2", 2, 2)),
+                },
+                Case {
+                    // Not failing in Filter/Prioritize when the extender errs and is ignorable.
+                    name: "test 9",
+                    node2_prioritizer: None,
+                    extenders: vec![
+                        FakeExtender {
+                            ignorable: true,
+                            ..p(vec![error_predicate()])
+                        },
+                        p(vec![only_node_predicate("node1")]),
+                    ],
+                    nodes: vec!["node1", "node2"],
+                    expected: Some(("node1", 2, 1)),
+                },
+            ];
+            for c in cases {
+                let fwk = framework(c.node2_prioritizer);
+                let snap = snap_of(c.nodes.iter().map(|n| node(n)).collect(), &[]);
+                let mut algo = Algorithm::new(DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE, 1);
+                algo.set_extenders(arcs(c.extenders));
+                let r = algo.schedule(&fwk, &snap, &pod("ignored").info(), false);
+                match (c.expected, r) {
+                    (None, Err(_)) => {}
+                    (Some((host, evaluated, feasible)), Ok(r)) => {
+                        assert_eq!(
+                            (r.node.as_str(), r.evaluated_nodes, r.feasible_nodes),
+                            (host, evaluated, feasible),
+                            "{}",
+                            c.name
+                        );
+                    }
+                    (want, got) => panic!("{}: want {want:?}, got {got:?}", c.name),
+                }
+            }
+        }
+
+        /// The errors and FitError texts of the failing cases above: an extender's filter error
+        /// is passed on as is; nodes it filters out carry its messages in the FitError, counted
+        /// and sorted as `FitError.Error()` does.
+        #[test]
+        fn extender_failures_in_fit_error_text() {
+            let fwk = framework(None);
+            let snap = snap_of(vec![node("node1"), node("node2")], &[]);
+            let run = |extenders: Vec<FakeExtender>| {
+                let mut algo = Algorithm::new(0, 1);
+                algo.set_extenders(arcs(extenders));
+                algo.schedule(&fwk, &snap, &pod("p").info(), true)
+            };
+            // test 1: ErrorPredicateExtender.
+            let e = run(vec![
+                FakeExtender::with_predicates(vec![true_predicate()]),
+                FakeExtender {
+                    name: "http://ext".into(),
+                    ..FakeExtender::with_predicates(vec![error_predicate()])
+                },
+            ])
+            .unwrap_err();
+            assert_eq!(
+                e,
+                ScheduleError::Extender {
+                    extender: "http://ext".into(),
+                    message: "some error".into()
+                }
+            );
+            assert_eq!(e.to_string(), "some error");
+            // test 4: each node rejected by one of the two extenders.
+            let ScheduleError::Fit(fe) = run(vec![
+                FakeExtender::with_predicates(vec![only_node_predicate("node2")]),
+                FakeExtender::with_predicates(vec![only_node_predicate("node1")]),
+            ])
+            .unwrap_err() else {
+                panic!("expected a FitError")
+            };
+            assert_eq!(
+                fe.to_string(),
+                "0/2 nodes are available: 1 FakeExtender: node \"node1\" failed, \
+                 1 FakeExtender: node \"node2\" failed."
+            );
+            // Plugin and extender reasons together: one node fails a filter plugin, the other
+            // the extender (FailedAndUnresolvable).
+            let fwk = Framework {
+                filters: vec![Box::new(crate::framework::plugins::NodeUnschedulable)],
+                scores: vec![],
+                run_all_filters: false,
+            };
+            let snap = snap_of(vec![node("node1").unschedulable(), node("node2")], &[]);
+            let unresolvable: crate::extender::fake::FitPredicate =
+                Box::new(|_, _| Status::new(Code::UnschedulableAndUnresolvable, "never"));
+            let mut algo = Algorithm::new(0, 1);
+            algo.set_extenders(arcs(vec![FakeExtender::with_predicates(vec![
+                unresolvable,
+            ])]));
+            let ScheduleError::Fit(fe) = algo
+                .schedule(&fwk, &snap, &pod("p").info(), false)
+                .unwrap_err()
+            else {
+                panic!("expected a FitError")
+            };
+            assert_eq!(
+                fe.to_string(),
+                "0/2 nodes are available: 1 FakeExtender: node \"node2\" failed and unresolvable, \
+                 1 node(s) were unschedulable."
+            );
+            assert_eq!(
+                fe.node_to_status["node2"].code,
+                Code::UnschedulableAndUnresolvable
+            );
+            assert_eq!(fe.node_to_status["node1"].plugin, "NodeUnschedulable");
+        }
+
+        /// prioritizeNodes arithmetic, read from the explanation: plugin total + Σ extender
+        /// score × extender weight × 10 (test 7's numbers: Node2Prioritizer weight 20 gives 200 /
+        /// 2000; the extender's prioritizer (weight 10) gives node1 10 × 10 = 100 and node2
+        /// 1 × 10 = 10, times extender weight 1, times 10).
+        #[test]
+        fn extender_scores_are_weighted_and_scaled() {
+            let fwk = framework(Some(20));
+            let snap = snap_of(vec![node("node1"), node("node2")], &[]);
+            let mut algo = Algorithm::new(0, 1);
+            algo.set_extenders(arcs(vec![FakeExtender {
+                name: "ext".into(),
+                ..with_prioritizer(
+                    FakeExtender::with_predicates(vec![true_predicate()]),
+                    node1_prioritizer,
+                    10,
+                    1,
+                )
+            }]));
+            let r = algo.schedule(&fwk, &snap, &pod("p").info(), true).unwrap();
+            let scores = r.scores.unwrap();
+            assert_eq!(scores["node1"].total, 200 + 1000);
+            assert_eq!(scores["node2"].total, 2000 + 100);
+            assert_eq!(
+                scores["node1"].plugins,
+                [
+                    ("Node2Prioritizer".to_string(), 10),
+                    ("Extender(ext)".to_string(), 1000)
+                ]
+            );
+            assert_eq!(r.node, "node2");
+
+            // No score plugin: the plugin part is 0 when an extender is configured (upstream
+            // gives every node 1 only when there are neither score plugins nor extenders).
+            let fwk = framework(None);
+            let mut algo = Algorithm::new(0, 1);
+            algo.set_extenders(arcs(vec![with_prioritizer(
+                FakeExtender::with_predicates(vec![true_predicate()]),
+                node1_prioritizer,
+                1,
+                3,
+            )]));
+            let scores = algo
+                .schedule(&fwk, &snap, &pod("p").info(), true)
+                .unwrap()
+                .scores
+                .unwrap();
+            assert_eq!(scores["node1"].total, 10 * 3 * 10);
+            assert_eq!(scores["node2"].total, 3 * 10);
+            let mut algo = Algorithm::new(0, 1);
+            let scores = algo
+                .schedule(&fwk, &snap, &pod("p").info(), true)
+                .unwrap()
+                .scores
+                .unwrap();
+            assert_eq!(scores["node1"].total, 1);
+        }
+
+        /// A single feasible node is chosen without asking extenders to score (test 5 has an
+        /// erroring prioritizer; here the call count shows it is not called at all), and a pod
+        /// no extender is interested in costs no call.
+        #[test]
+        fn single_feasible_node_and_uninterested_pods_make_no_calls() {
+            let fwk = framework(None);
+            let snap = snap_of(vec![node("node1"), node("node2")], &[]);
+            let ext = Arc::new(with_prioritizer(
+                FakeExtender::with_predicates(vec![only_node_predicate("node1")]),
+                node1_prioritizer,
+                1,
+                1,
+            ));
+            let mut algo = Algorithm::new(0, 1);
+            algo.set_extenders(vec![ext.clone()]);
+            let r = algo.schedule(&fwk, &snap, &pod("p").info(), true).unwrap();
+            assert_eq!(r.node, "node1");
+            assert_eq!(ext.calls.load(Ordering::SeqCst), 1, "filter only");
+
+            let quiet = Arc::new(FakeExtender {
+                un_interested: true,
+                ..FakeExtender::with_predicates(vec![error_predicate()])
+            });
+            let mut algo = Algorithm::new(0, 1);
+            algo.set_extenders(vec![quiet.clone()]);
+            algo.schedule(&fwk, &snap, &pod("p").info(), false).unwrap();
+            assert_eq!(quiet.calls.load(Ordering::SeqCst), 0);
+        }
+
+        /// `ignoredByScheduler` managed resources are not checked by NodeResourcesFit (v1.22
+        /// `factory.go` passes them as `NodeResourcesFitArgs.IgnoredResources`); the others are.
+        #[test]
+        fn ignored_by_scheduler_resources_skip_node_resources_fit() {
+            let policy = |ignored: bool| {
+                crate::policy::parse_policy(
+                    "inline",
+                    &format!(
+                        r#"{{"kind":"Policy","apiVersion":"v1","predicates":[{{"name":"PodFitsResources"}}],
+                           "priorities":[],"extenders":[{{"urlPrefix":"http://127.0.0.1:1","filterVerb":"filter",
+                           "managedResources":[{{"name":"example.com/foo","ignoredByScheduler":{ignored}}}]}}]}}"#
+                    ),
+                )
+                .unwrap()
+                .resolved
+            };
+            let snap = snap_of(
+                vec![node("n1").allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "10")])],
+                &[],
+            );
+            let p = pod("p")
+                .container(&[("cpu", "1"), ("example.com/foo", "2")])
+                .info();
+            let fwk = Framework::from_policy(&policy(true)).unwrap();
+            let r = Algorithm::new(0, 1)
+                .schedule(&fwk, &snap, &p, false)
+                .unwrap();
+            assert_eq!(r.node, "n1");
+            let fwk = Framework::from_policy(&policy(false)).unwrap();
+            let e = Algorithm::new(0, 1)
+                .schedule(&fwk, &snap, &p, false)
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "0/1 nodes are available: 1 Insufficient example.com/foo."
+            );
+        }
     }
 }

@@ -18,6 +18,10 @@
 //! - every Binding carries annotations naming the replica and the lease term
 //!   ([`ANNOTATION_SCHEDULED_BY`], [`ANNOTATION_LEASE_UID`], [`ANNOTATION_LEASE_TRANSITIONS`]),
 //!   which the API server copies onto the pod.
+//! - Policy extenders are called inside the scheduling cycle (under `block_in_place`, as their
+//!   calls block); an extender that binds the pod (`extendersBinding`) does so from the binding
+//!   task on the blocking pool, behind the same fence check as a Binding write, and writes no
+//!   Binding annotations (the extender creates the Binding).
 //! - leadership lost: [`run`] returns [`RunOutcome::LeadershipLost`] at once (the binary exits 1,
 //!   as kube-scheduler does); shutdown: scheduling stops, in-flight bindings get a grace period,
 //!   then [`RunOutcome::Shutdown`].
@@ -47,6 +51,7 @@ use tracing::{debug, error, info, warn};
 pub use metrics::SchedulerMetrics;
 
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
+use crate::extender::{Extender, ExtenderBindingArgs, ExtenderConfigError};
 use crate::framework::types::ANNOTATION_GPU_INDEXES;
 use crate::framework::{Framework, FrameworkError, PodInfo};
 use crate::policy::ResolvedPolicy;
@@ -144,6 +149,9 @@ pub enum RunError {
     /// The policy does not build into a profile.
     #[error(transparent)]
     Framework(#[from] FrameworkError),
+    /// An extender of the policy cannot be set up (URL, TLS material).
+    #[error(transparent)]
+    Extender(#[from] ExtenderConfigError),
 }
 
 /// Shared flags for the admin endpoints.
@@ -332,6 +340,8 @@ struct Scheduler {
     /// The newest pending-watch version of a pod seen while it was assumed (requeued if the
     /// binding fails).
     latest_pending: HashMap<String, Arc<PodInfo>>,
+    /// The policy's extenders (also set on `algo`), for `extendersBinding`.
+    extenders: Vec<Arc<dyn Extender>>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -351,6 +361,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<RunOutcome, RunError> {
     let fwk = Arc::new(Framework::from_policy(&cfg.policy)?);
+    let extenders = crate::extender::build_extenders(&cfg.policy.extenders)?;
     let cfg_write = (cfg.write_qps, cfg.write_burst);
     let (tx, mut rx) = mpsc::channel::<Msg>(4096);
     let mut watches = JoinSet::new();
@@ -422,8 +433,10 @@ pub async fn run(
         controller: cfg.scheduler_name.clone(),
         instance: cfg.identity.clone(),
     };
+    let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+    algo.set_extenders(extenders.clone());
     let mut s = Scheduler {
-        algo: Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed),
+        algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
         cfg,
         client,
@@ -444,6 +457,7 @@ pub async fn run(
         limiter: Arc::new(RateLimiter::new(cfg_write.0, cfg_write.1)),
         assumed_uid: HashMap::new(),
         latest_pending: HashMap::new(),
+        extenders,
     };
 
     let mut state = leader.state();
@@ -805,9 +819,15 @@ impl Scheduler {
             return;
         }
         let start = std::time::Instant::now();
-        let result = self
-            .algo
-            .schedule(&self.fwk, self.cache.snapshot(), &pod, false);
+        let result = if self.extenders.is_empty() {
+            self.algo
+                .schedule(&self.fwk, self.cache.snapshot(), &pod, false)
+        } else {
+            // Extender calls block (kube-scheduler calls them synchronously in the cycle too):
+            // tell the runtime, so the other tasks (watches, bindings, the elector) move on.
+            let (algo, fwk, snapshot) = (&mut self.algo, &self.fwk, self.cache.snapshot());
+            blocking(|| algo.schedule(fwk, snapshot, &pod, false))
+        };
         match result {
             Ok(r) => {
                 let gpu = (pod.gpu.count > 0).then(|| r.gpu_indexes.clone());
@@ -833,7 +853,8 @@ impl Scheduler {
                     .scheduling_attempt_duration
                     .with_label_values(&["scheduled", PROFILE])
                     .observe(elapsed);
-                self.spawn_bind(pod, r.node, gpu, guard);
+                let binder = crate::extender::binder_for(&self.extenders, &pod).cloned();
+                self.spawn_bind(pod, r.node, gpu, guard, binder);
             }
             Err(e) => {
                 let result = if matches!(e, ScheduleError::Fit(_) | ScheduleError::NoNodesAvailable)
@@ -868,12 +889,15 @@ impl Scheduler {
         }
     }
 
+    /// Bind in the background: through `binder` when an extender binds this pod
+    /// (`extendersBinding`), else with a `pods/binding` write.
     fn spawn_bind(
         &mut self,
         pod: Arc<PodInfo>,
         node: String,
         gpu: Option<Vec<u32>>,
         guard: LeadershipGuard,
+        binder: Option<Arc<dyn Extender>>,
     ) {
         let client = self.client.clone();
         let tx = self.tx.clone();
@@ -887,7 +911,10 @@ impl Scheduler {
             // The rate-limit token first, then the fence check inside `bind`, then the request.
             limiter.acquire().await;
             let started = std::time::Instant::now();
-            let result = bind(&client, &pod, &node, gpu.as_deref(), &guard, &identity).await;
+            let result = match binder {
+                Some(ext) => extender_bind(ext, &pod, &node, &guard).await,
+                None => bind(&client, &pod, &node, gpu.as_deref(), &guard, &identity).await,
+            };
             let status = if matches!(result, BindResult::Bound) {
                 "Success"
             } else {
@@ -1079,6 +1106,37 @@ impl EventPublisher {
     }
 }
 
+/// Runs `f`, which blocks on extender calls: under `block_in_place` on a multi-thread runtime,
+/// so the runtime moves this worker's other tasks elsewhere; directly otherwise.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// The extender binds the pod (`extendersBinding`, v1.22 `scheduler.go`), only if the leadership
+/// fence holds right before the call; the blocking call runs on the blocking pool.
+async fn extender_bind(
+    ext: Arc<dyn Extender>,
+    pod: &PodInfo,
+    node: &str,
+    guard: &LeadershipGuard,
+) -> BindResult {
+    if let Err(e) = guard.check() {
+        return BindResult::NotLeading(e.to_string());
+    }
+    let args = ExtenderBindingArgs::new(pod, node);
+    let name = ext.name().to_string();
+    match tokio::task::spawn_blocking(move || ext.bind(&args)).await {
+        Ok(Ok(())) => BindResult::Bound,
+        Ok(Err(e)) => BindResult::Failed(format!("extender {name:?} bind: {e}")),
+        Err(e) => BindResult::Failed(format!("extender {name:?} bind: {e}")),
+    }
+}
+
 /// `POST pods/{name}/binding`, only if the leadership fence holds right before the request.
 async fn bind(
     client: &Client,
@@ -1143,6 +1201,44 @@ async fn bind(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An extender that binds the pod is called (on the blocking pool) while the fence holds;
+    /// its error fails the binding.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn extender_bind_calls_the_binder_behind_the_fence() {
+        use crate::extender::fake::FakeExtender;
+        let guard = LeaderWatch::always_leading("me")
+            .leadership()
+            .expect("leads");
+        let pod = crate::framework::plugins::testutil::pod("p").info();
+        let ext = Arc::new(FakeExtender::default());
+        let r = extender_bind(ext.clone(), &pod, "n1", &guard).await;
+        assert!(matches!(r, BindResult::Bound), "{r:?}");
+        let bound = ext.bound.lock().map(|b| b.clone()).unwrap_or_default();
+        assert_eq!(bound, [ExtenderBindingArgs::new(&pod, "n1")]);
+        let refusing = Arc::new(FakeExtender {
+            not_binder: true,
+            ..FakeExtender::default()
+        });
+        let r = extender_bind(refusing, &pod, "n1", &guard).await;
+        assert!(
+            matches!(&r, BindResult::Failed(m) if m == "extender \"defaultFakeExtender\" bind: not a binder"),
+            "{r:?}"
+        );
+    }
+
+    /// `blocking` uses `block_in_place` on a multi-thread runtime and runs inline elsewhere
+    /// (where `block_in_place` would panic).
+    #[tokio::test(flavor = "current_thread")]
+    async fn blocking_runs_inline_on_a_current_thread_runtime() {
+        assert_eq!(blocking(|| 7), 7);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn blocking_runs_on_a_multi_thread_runtime() {
+        assert_eq!(blocking(|| 8), 8);
+        assert_eq!(std::thread::spawn(|| blocking(|| 9)).join().ok(), Some(9));
+    }
 
     /// client-go's token bucket: `burst` writes at once, then one every `1/qps` seconds.
     #[tokio::test(start_paused = true)]

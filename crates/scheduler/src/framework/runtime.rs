@@ -90,7 +90,16 @@ impl Framework {
     /// [`FrameworkError`] when the policy names a plugin this build lacks or a bad weight.
     pub fn from_policy(policy: &ResolvedPolicy) -> Result<Framework, FrameworkError> {
         let mut filters = Vec::new();
+        // Extended resources the extenders manage with `ignoredByScheduler` (v1.22 `factory.go`
+        // `create` gives them to NodeResourcesFit as `IgnoredResources`).
+        let ignored = crate::extender::ignored_extended_resources(&policy.extenders);
         for f in &policy.filters {
+            if f.plugin == plugins::node_resources_fit::NAME && !ignored.is_empty() {
+                filters.push(Box::new(plugins::NodeResourcesFit {
+                    ignored_resources: ignored.clone(),
+                }) as Box<dyn FilterPlugin>);
+                continue;
+            }
             filters.push(
                 new_filter(f.plugin)
                     .ok_or_else(|| FrameworkError::UnknownFilter(f.plugin.to_string()))?,

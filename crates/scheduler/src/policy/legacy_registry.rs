@@ -30,7 +30,7 @@ use std::fmt;
 
 use super::error::PolicyError;
 use super::locate::{FieldPath, Source};
-use super::types::{Policy, PredicateArgument, PriorityArgument};
+use super::types::{LegacyExtender, Policy, PredicateArgument, PriorityArgument};
 
 /// Filter plugins mini-scheduler implements, by framework name.
 pub const IMPLEMENTED_FILTER_PLUGINS: &[&str] = &[
@@ -221,6 +221,8 @@ pub struct ResolvedPolicy {
     pub always_check_all_predicates: bool,
     /// `hardPodAffinitySymmetricWeight`, 1 when the policy leaves it unset (0).
     pub hard_pod_affinity_symmetric_weight: i32,
+    /// HTTP extenders, as written (validated); see [`crate::extender::build_extenders`].
+    pub extenders: Vec<LegacyExtender>,
     /// Human-readable remarks: skipped `EqualPriority`, mandatory predicates added, defaults
     /// omitted because not implemented.
     pub notes: Vec<String>,
@@ -279,6 +281,33 @@ impl fmt::Display for ResolvedPolicy {
             "hardPodAffinitySymmetricWeight: {}",
             self.hard_pod_affinity_symmetric_weight
         )?;
+        for (i, e) in self.extenders.iter().enumerate() {
+            if i == 0 {
+                write!(f, "\nextenders (ignorable ones are called last):")?;
+            }
+            let verbs: Vec<String> = [
+                ("filter", &e.filter_verb),
+                ("prioritize", &e.prioritize_verb),
+                ("bind", &e.bind_verb),
+            ]
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+            write!(
+                f,
+                "\n  {}  {}  weight={}{}{}",
+                e.url_prefix,
+                verbs.join(" "),
+                e.weight,
+                if e.ignorable { "  ignorable" } else { "" },
+                if e.node_cache_capable {
+                    "  nodeCacheCapable"
+                } else {
+                    ""
+                }
+            )?;
+        }
         if !self.notes.is_empty() {
             write!(f, "\nnotes:")?;
             for note in &self.notes {
@@ -334,6 +363,7 @@ pub fn default_provider() -> ResolvedPolicy {
         ],
         always_check_all_predicates: false,
         hard_pod_affinity_symmetric_weight: 1,
+        extenders: Vec::new(),
         notes: vec![
             "no policy file: kube-scheduler v1.22's default plugins (DefaultPodTopologySpread off) \
              restricted to what mini-scheduler implements"
@@ -832,19 +862,20 @@ pub(crate) fn resolve(
     input: &ResolveInput<'_, '_>,
     warnings: &mut Vec<String>,
 ) -> Result<ResolvedPolicy, PolicyError> {
-    let src = input.src;
-    let root = FieldPath::root();
     let mut notes = Vec::new();
     let filters = resolve_predicates(policy, input, warnings, &mut notes)?;
     let scores = resolve_priorities(policy, input, warnings, &mut notes)?;
 
-    // ---- extenders, hardPodAffinitySymmetricWeight.
-    if !policy.extenders.is_empty() {
-        return Err(PolicyError::Unsupported {
-            location: src.key(&root.clone().key("extenders")),
-            what: format!("\"extenders\" ({} configured)", policy.extenders.len()),
-        });
+    // ---- extenders are passed on as they are; preemption is not implemented.
+    for (i, e) in policy.extenders.iter().enumerate() {
+        if !e.preempt_verb.is_empty() {
+            notes.push(format!(
+                "extenders[{i}].preemptVerb {:?} is not called: mini-scheduler does not preempt",
+                e.preempt_verb
+            ));
+        }
     }
+    // ---- hardPodAffinitySymmetricWeight.
     let hard = policy.hard_pod_affinity_symmetric_weight;
     if hard != 0 {
         notes.push(format!(
@@ -858,6 +889,7 @@ pub(crate) fn resolve(
         scores,
         always_check_all_predicates: policy.always_check_all_predicates,
         hard_pod_affinity_symmetric_weight: if hard == 0 { 1 } else { hard },
+        extenders: policy.extenders.clone(),
         notes,
     })
 }

@@ -124,7 +124,7 @@ pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, Polic
 }
 
 /// Decodes a policy strictly and checks `kind`/`apiVersion`, without validation or
-/// translation (e.g. to inspect extenders mini-scheduler does not run).
+/// translation (e.g. to inspect a document before its names are resolved).
 ///
 /// Returns the policy and the decoding warnings (the singular `predicate` key).
 /// Errors: [`PolicyError::Decode`] only.

@@ -385,11 +385,36 @@ fn policy_test_go_api_versions_decode() {
 }
 
 #[test]
-fn extenders_are_not_supported_yet() {
-    let e = err("fail/extenders.yaml");
-    assert_eq!(
-        e,
-        "config/policies/fail/extenders.yaml:3:1: \"extenders\" (1 configured) is not supported yet by mini-scheduler"
+fn extenders_are_passed_on() {
+    // Formerly refused as "not supported yet"; the extenders reach the resolved policy as written.
+    let r = load("pass/extenders.yaml").unwrap().resolved;
+    assert_eq!(r.extenders.len(), 1);
+    assert_eq!(r.extenders[0].url_prefix, "http://localhost:8888/");
+    assert_eq!(r.extenders[0].filter_verb, "filter");
+    assert_eq!(r.extenders[0].prioritize_verb, "prioritize");
+    assert_eq!(r.extenders[0].weight, 1);
+    assert!(
+        r.to_string()
+            .contains("extenders (ignorable ones are called last):\n  http://localhost:8888/  filter=filter prioritize=prioritize  weight=1"),
+        "{r}"
+    );
+}
+
+#[test]
+fn extender_preempt_verb_is_noted_as_unused() {
+    let r = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","extenders":[{"urlPrefix":"http://e","preemptVerb":"preempt"}]}"#,
+    )
+    .unwrap()
+    .resolved;
+    assert!(
+        r.notes.contains(
+            &"extenders[0].preemptVerb \"preempt\" is not called: mini-scheduler does not preempt"
+                .to_string()
+        ),
+        "{:?}",
+        r.notes
     );
 }
 

@@ -67,7 +67,7 @@ pub struct Policy {
     /// Priority functions with weights; `None` means the default priority set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priorities: Option<Vec<PriorityPolicy>>,
-    /// HTTP scheduler extenders (not supported by mini-scheduler yet).
+    /// HTTP scheduler extenders (see [`crate::extender`]).
     #[serde(
         default,
         deserialize_with = "null_as_default",

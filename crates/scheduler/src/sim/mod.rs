@@ -96,6 +96,9 @@ pub enum SimError {
     /// The policy names plugins this build lacks.
     #[error(transparent)]
     Framework(#[from] FrameworkError),
+    /// An extender of the policy cannot be set up (URL, TLS material).
+    #[error(transparent)]
+    Extender(#[from] crate::extender::ExtenderConfigError),
 }
 
 /// Read an input file as text; the error names the file.
@@ -240,7 +243,7 @@ pub struct Outcome {
 ///
 /// # Errors
 /// [`SimError::Node`] for malformed nodes, [`SimError::Framework`] for a policy naming missing
-/// plugins. Malformed pods do not stop the run: they are reported `Unschedulable`.
+/// plugins, [`SimError::Extender`] for an extender that cannot be set up. Malformed pods do not stop the run: they are reported `Unschedulable`.
 pub fn simulate(
     cluster: Cluster,
     policy: &ResolvedPolicy,
@@ -380,6 +383,9 @@ pub fn simulate(
     });
 
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+    // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
+    // extender's bind verb is not called.
+    algo.set_extenders(crate::extender::build_extenders(&policy.extenders)?);
     let mut failure_reasons: BTreeMap<String, usize> = BTreeMap::new();
     let attempted = queue.len();
     let started = Instant::now();

@@ -1,0 +1,523 @@
+//! [`HttpExtender`]: an extender reached over HTTP(S), configured by a Policy `extenders` entry.
+//!
+//! Follows kube-scheduler v1.22 `pkg/scheduler/core/extender.go` (`HTTPExtender`,
+//! `NewHTTPExtender`, `makeTransport`, `send`, `Filter`, `Prioritize`, `Bind`, `IsInterested`;
+//! read from kubernetes/kubernetes @b61894a0be597cdb74d7ab97dedd7d7b173267f8, the
+//! framework-era file, plus v1.22's `FailedAndUnresolvableNodes` as used by
+//! `findNodesThatPassExtenders`) and client-go `transport.TLSConfigFor` / `loadTLSFiles`:
+//! - every call is `POST <urlPrefix without trailing "/">/<verb>` with `Content-Type:
+//!   application/json`; an answer other than 200 fails with `Failed <verb> with extender at URL
+//!   <url>, code <code>`;
+//! - `httpTimeout` (nanoseconds) bounds each whole call; 0 means 5 s (`DefaultExtenderTimeout`),
+//!   a negative value means no timeout (Go's `http.Client` ignores `Timeout <= 0`);
+//! - TLS: `tlsConfig` fields as client-go reads them (`*Data` wins over `*File`); with
+//!   `enableHTTPS` and no CA the server certificate is not verified (`makeTransport` sets
+//!   `Insecure`); a CA together with `insecure` is refused ("specifying a root certificates file
+//!   with the insecure flag is not allowed"); a client certificate is used only when both the
+//!   certificate and the key are given (`HasCertAuth`). Whether a call uses TLS is decided by
+//!   the URL scheme, as in Go.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use base64::Engine;
+use k8s_openapi::api::core::v1 as core;
+
+use super::client::{BlockingClient, TlsSettings};
+use super::{
+    DEFAULT_EXTENDER_TIMEOUT, Extender, ExtenderBindingArgs, ExtenderError, ExtenderFilterResult,
+    FailedNodesMap, HostPriority, wire,
+};
+use crate::framework::{NodeInfo, PodInfo};
+use crate::policy::LegacyExtender;
+
+/// An extender's configuration that cannot be used: bad URL, unreadable or malformed TLS
+/// material. Names the entry (`extenders[<index>]`), its URL prefix and the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy extenders[{index}] ({url_prefix:?}): {field}: {message}")]
+pub struct ExtenderConfigError {
+    /// Position in the Policy's `extenders`.
+    pub index: usize,
+    /// Its `urlPrefix`.
+    pub url_prefix: String,
+    /// The field at fault, e.g. `tlsConfig.caFile`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// An HTTP extender (`HTTPExtender`).
+pub struct HttpExtender {
+    extender_url: String,
+    preempt_verb: String,
+    filter_verb: String,
+    prioritize_verb: String,
+    bind_verb: String,
+    weight: i64,
+    client: BlockingClient,
+    node_cache_capable: bool,
+    managed_resources: HashSet<String>,
+    ignorable: bool,
+}
+
+impl std::fmt::Debug for HttpExtender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpExtender")
+            .field("url_prefix", &self.extender_url)
+            .field("filter_verb", &self.filter_verb)
+            .field("prioritize_verb", &self.prioritize_verb)
+            .field("bind_verb", &self.bind_verb)
+            .field("weight", &self.weight)
+            .field("node_cache_capable", &self.node_cache_capable)
+            .field("ignorable", &self.ignorable)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Base64 as Go's `encoding/json` decodes a `[]byte` (standard alphabet, padded; line breaks
+/// ignored).
+fn decode_base64(s: &str) -> Result<Vec<u8>, String> {
+    let cleaned: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(cleaned.as_bytes())
+        .map_err(|e| format!("illegal base64 data: {e}"))
+}
+
+impl HttpExtender {
+    /// The extender of Policy entry `index` (`NewHTTPExtender`). Files named in `tlsConfig` are
+    /// read now.
+    ///
+    /// # Errors
+    /// [`ExtenderConfigError`]: `urlPrefix` is not an `http://` or `https://` URL while a verb is
+    /// set (checked here rather than on every call, as Go would), a `*Data` field is not base64,
+    /// a file cannot be read, CA and `insecure` together, TLS material that does not parse, an
+    /// invalid `serverName`.
+    pub fn new(index: usize, config: &LegacyExtender) -> Result<HttpExtender, ExtenderConfigError> {
+        let err = |field: &str, message: String| ExtenderConfigError {
+            index,
+            url_prefix: config.url_prefix.clone(),
+            field: field.to_string(),
+            message,
+        };
+        let has_verb = [
+            &config.filter_verb,
+            &config.prioritize_verb,
+            &config.bind_verb,
+        ]
+        .iter()
+        .any(|v| !v.is_empty());
+        if has_verb {
+            let ok = config.url_prefix.parse::<http::Uri>().ok().filter(|u| {
+                matches!(u.scheme_str(), Some("http") | Some("https")) && u.host().is_some()
+            });
+            if ok.is_none() {
+                return Err(err(
+                    "urlPrefix",
+                    format!("{:?} is not an http:// or https:// URL", config.url_prefix),
+                ));
+            }
+        }
+
+        // makeTransport + restclient.TLSConfigFor.
+        let t = config.tls_config.clone().unwrap_or_default();
+        let data = |field: &str, v: &str| -> Result<Option<Vec<u8>>, ExtenderConfigError> {
+            if v.is_empty() {
+                Ok(None)
+            } else {
+                decode_base64(v)
+                    .map(|b| (!b.is_empty()).then_some(b))
+                    .map_err(|m| err(field, m))
+            }
+        };
+        let ca_data = data("tlsConfig.caData", &t.ca_data)?;
+        let cert_data = data("tlsConfig.certData", &t.cert_data)?;
+        let key_data = data("tlsConfig.keyData", &t.key_data)?;
+        let has_ca = ca_data.is_some() || !t.ca_file.is_empty();
+        let mut insecure = t.insecure;
+        if config.enable_https && !has_ca {
+            insecure = true;
+        }
+        if has_ca && insecure {
+            return Err(err(
+                "tlsConfig",
+                "specifying a root certificates file with the insecure flag is not allowed".into(),
+            ));
+        }
+        // dataFromSliceOrFile: the data wins over the file.
+        let read = |field: &str,
+                    data: Option<Vec<u8>>,
+                    file: &str|
+         -> Result<Option<Vec<u8>>, ExtenderConfigError> {
+            match data {
+                Some(d) => Ok(Some(d)),
+                None if file.is_empty() => Ok(None),
+                None => std::fs::read(file)
+                    .map(Some)
+                    .map_err(|e| err(field, format!("reading {file:?}: {e}"))),
+            }
+        };
+        let ca = read("tlsConfig.caFile", ca_data, &t.ca_file)?;
+        let cert = read("tlsConfig.certFile", cert_data, &t.cert_file)?;
+        let key = read("tlsConfig.keyFile", key_data, &t.key_file)?;
+        let client_cert = match (cert, key) {
+            (Some(c), Some(k)) => Some((c, k)),
+            (None, None) => None,
+            _ => {
+                tracing::warn!(
+                    extender = %config.url_prefix,
+                    "tlsConfig has a client certificate without a key or a key without a \
+                     certificate; no client certificate is sent (as client-go does)"
+                );
+                None
+            }
+        };
+        let tls = TlsSettings {
+            insecure,
+            server_name: t.server_name.clone(),
+            ca,
+            client_cert,
+        };
+        let timeout = match config.http_timeout {
+            0 => Some(DEFAULT_EXTENDER_TIMEOUT),
+            n if n < 0 => None,
+            n => Some(Duration::from_nanos(n as u64)),
+        };
+        let client = BlockingClient::new(&tls, timeout).map_err(|m| err("tlsConfig", m))?;
+        Ok(HttpExtender {
+            extender_url: config.url_prefix.clone(),
+            preempt_verb: config.preempt_verb.clone(),
+            filter_verb: config.filter_verb.clone(),
+            prioritize_verb: config.prioritize_verb.clone(),
+            bind_verb: config.bind_verb.clone(),
+            weight: config.weight,
+            client,
+            node_cache_capable: config.node_cache_capable,
+            managed_resources: config
+                .managed_resources
+                .iter()
+                .map(|r| r.name.clone())
+                .collect(),
+            ignorable: config.ignorable,
+        })
+    }
+
+    /// `send`: POST the body to `<urlPrefix>/<action>`, require 200, return the answer body.
+    fn send(&self, action: &str, body: Vec<u8>) -> Result<bytes::Bytes, ExtenderError> {
+        let url = format!("{}/{}", self.extender_url.trim_end_matches('/'), action);
+        let (code, answer) = self
+            .client
+            .post_json(&url, body)
+            .map_err(ExtenderError::new)?;
+        if code != 200 {
+            return Err(ExtenderError::new(format!(
+                "Failed {action} with extender at URL {url}, code {code}"
+            )));
+        }
+        Ok(answer)
+    }
+
+    fn args(&self, pod: &PodInfo, nodes: &[&NodeInfo]) -> Result<Vec<u8>, ExtenderError> {
+        wire::encode_args(&pod.pod, nodes, self.node_cache_capable)
+            .map_err(|e| ExtenderError::new(e.to_string()))
+    }
+}
+
+/// Whether a container requests or limits one of `managed`.
+fn has_managed_resources(containers: &[core::Container], managed: &HashSet<String>) -> bool {
+    containers.iter().any(|c| {
+        c.resources.as_ref().is_some_and(|r| {
+            r.requests
+                .iter()
+                .chain(r.limits.iter())
+                .flat_map(|m| m.keys())
+                .any(|k| managed.contains(k))
+        })
+    })
+}
+
+impl Extender for HttpExtender {
+    fn name(&self) -> &str {
+        &self.extender_url
+    }
+
+    fn filter(
+        &self,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+    ) -> Result<ExtenderFilterResult, ExtenderError> {
+        if self.filter_verb.is_empty() {
+            return Ok(ExtenderFilterResult {
+                nodes: nodes.iter().map(|n| n.name.clone()).collect(),
+                failed_nodes: FailedNodesMap::new(),
+                failed_and_unresolvable_nodes: FailedNodesMap::new(),
+            });
+        }
+        let body = self.args(pod, nodes)?;
+        let answer = self.send(&self.filter_verb, body)?;
+        let r = wire::decode_filter_result(&answer).map_err(ExtenderError::new)?;
+        if !r.error.is_empty() {
+            return Err(ExtenderError::new(r.error));
+        }
+        let names = if self.node_cache_capable && r.node_names.is_some() {
+            r.node_names.unwrap_or_default()
+        } else {
+            r.nodes.unwrap_or_default()
+        };
+        Ok(ExtenderFilterResult {
+            nodes: names,
+            failed_nodes: r.failed_nodes,
+            failed_and_unresolvable_nodes: r.failed_and_unresolvable_nodes,
+        })
+    }
+
+    fn prioritize(
+        &self,
+        pod: &PodInfo,
+        nodes: &[&NodeInfo],
+    ) -> Result<(Vec<HostPriority>, i64), ExtenderError> {
+        if self.prioritize_verb.is_empty() {
+            let zeros = nodes
+                .iter()
+                .map(|n| HostPriority {
+                    host: n.name.clone(),
+                    score: 0,
+                })
+                .collect();
+            return Ok((zeros, 0));
+        }
+        let body = self.args(pod, nodes)?;
+        let answer = self.send(&self.prioritize_verb, body)?;
+        let list = wire::decode_host_priority_list(&answer).map_err(ExtenderError::new)?;
+        Ok((list, self.weight))
+    }
+
+    fn bind(&self, binding: &ExtenderBindingArgs) -> Result<(), ExtenderError> {
+        if !self.is_binder() {
+            // This shouldn't happen as this extender wouldn't have become a Binder.
+            return Err(ExtenderError::new("Unexpected empty bindVerb in extender"));
+        }
+        let body =
+            wire::encode_binding_args(binding).map_err(|e| ExtenderError::new(e.to_string()))?;
+        let answer = self.send(&self.bind_verb, body)?;
+        let error = wire::decode_binding_result(&answer).map_err(ExtenderError::new)?;
+        if !error.is_empty() {
+            return Err(ExtenderError::new(error));
+        }
+        Ok(())
+    }
+
+    fn is_binder(&self) -> bool {
+        !self.bind_verb.is_empty()
+    }
+
+    /// True when no resource is managed, or when a container or init container requests or
+    /// limits a managed resource (any quantity, zero included).
+    fn is_interested(&self, pod: &PodInfo) -> bool {
+        if self.managed_resources.is_empty() {
+            return true;
+        }
+        let Some(spec) = pod.pod.spec.as_ref() else {
+            return false;
+        };
+        has_managed_resources(&spec.containers, &self.managed_resources)
+            || spec
+                .init_containers
+                .as_deref()
+                .is_some_and(|c| has_managed_resources(c, &self.managed_resources))
+    }
+
+    fn is_ignorable(&self) -> bool {
+        self.ignorable
+    }
+
+    fn supports_preemption(&self) -> bool {
+        !self.preempt_verb.is_empty()
+    }
+
+    fn is_filter(&self) -> bool {
+        !self.filter_verb.is_empty()
+    }
+
+    fn is_prioritizer(&self) -> bool {
+        !self.prioritize_verb.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::framework::plugins::testutil::pod;
+    use crate::policy::{ExtenderManagedResource, ExtenderTlsConfig};
+
+    fn extender(managed: &[&str]) -> HttpExtender {
+        HttpExtender::new(
+            0,
+            &LegacyExtender {
+                url_prefix: "http://127.0.0.1:1/".into(),
+                filter_verb: "filter".into(),
+                managed_resources: managed
+                    .iter()
+                    .map(|n| ExtenderManagedResource {
+                        name: n.to_string(),
+                        ignored_by_scheduler: false,
+                    })
+                    .collect(),
+                ..LegacyExtender::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// Upstream `pkg/scheduler/core/extender_test.go` `TestIsInterested` (kubernetes/kubernetes
+    /// @013f1ae12049b9f51053cd3fa16ae2c1af60057d, v1.21/v1.22): the extender manages `memory`.
+    #[test]
+    fn test_is_interested() {
+        let mem = extender(&["memory"]);
+        let none = extender(&[]);
+        let cases: Vec<(&str, &HttpExtender, PodInfo, bool)> = vec![
+            ("Empty managed resources", &none, pod("p").info(), true),
+            (
+                "Managed memory, empty resources",
+                &mem,
+                pod("p").container(&[]).info(),
+                false,
+            ),
+            (
+                "Managed memory, container memory",
+                &mem,
+                pod("p").container(&[("memory", "0")]).info(),
+                true,
+            ),
+            (
+                "Managed memory, init container memory",
+                &mem,
+                pod("p")
+                    .container(&[])
+                    .init_container(&[("memory", "0")])
+                    .info(),
+                true,
+            ),
+        ];
+        for (label, e, p, want) in cases {
+            assert_eq!(e.is_interested(&p), want, "{label}");
+        }
+        // Limits count too (hasManagedResources reads Requests and Limits).
+        let mut p = pod("p").container(&[]).info();
+        let mut raw = (*p.pod).clone();
+        raw.spec.as_mut().unwrap().containers[0].resources = Some(core::ResourceRequirements {
+            limits: Some(
+                [(
+                    "memory".to_string(),
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity("1Gi".into()),
+                )]
+                .into_iter()
+                .collect(),
+            ),
+            ..Default::default()
+        });
+        p.pod = std::sync::Arc::new(raw);
+        assert!(mem.is_interested(&p));
+    }
+
+    fn config_error(c: LegacyExtender) -> String {
+        HttpExtender::new(2, &c).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unusable_configurations_are_refused_at_construction() {
+        let base = LegacyExtender {
+            url_prefix: "https://ext.example:8443/scheduler".into(),
+            filter_verb: "filter".into(),
+            ..LegacyExtender::default()
+        };
+        assert_eq!(
+            config_error(LegacyExtender {
+                url_prefix: "localhost:8888".into(),
+                ..base.clone()
+            }),
+            "policy extenders[2] (\"localhost:8888\"): urlPrefix: \"localhost:8888\" is not an http:// or https:// URL"
+        );
+        // No verb: never called, so any prefix is accepted.
+        assert!(
+            HttpExtender::new(
+                0,
+                &LegacyExtender {
+                    url_prefix: String::new(),
+                    ..LegacyExtender::default()
+                }
+            )
+            .is_ok()
+        );
+        let tls = |t: ExtenderTlsConfig| LegacyExtender {
+            tls_config: Some(t),
+            ..base.clone()
+        };
+        assert_eq!(
+            config_error(tls(ExtenderTlsConfig {
+                insecure: true,
+                ca_file: "/etc/ca.pem".into(),
+                ..Default::default()
+            })),
+            "policy extenders[2] (\"https://ext.example:8443/scheduler\"): tlsConfig: specifying a root certificates file with the insecure flag is not allowed"
+        );
+        let e = config_error(tls(ExtenderTlsConfig {
+            ca_data: "not base64!".into(),
+            ..Default::default()
+        }));
+        assert!(e.contains("tlsConfig.caData: illegal base64 data"), "{e}");
+        let e = config_error(tls(ExtenderTlsConfig {
+            ca_file: "/nonexistent/ca.pem".into(),
+            ..Default::default()
+        }));
+        assert!(
+            e.contains("tlsConfig.caFile: reading \"/nonexistent/ca.pem\""),
+            "{e}"
+        );
+        let e = config_error(tls(ExtenderTlsConfig {
+            ca_data: base64::engine::general_purpose::STANDARD.encode("no pem here"),
+            ..Default::default()
+        }));
+        assert!(e.contains("unable to load root certificates"), "{e}");
+        // enableHttps without a CA does not verify: accepted with no TLS material at all.
+        assert!(
+            HttpExtender::new(
+                0,
+                &LegacyExtender {
+                    enable_https: true,
+                    ..base.clone()
+                }
+            )
+            .is_ok()
+        );
+    }
+
+    /// Empty verbs answer without a call, as upstream: filter passes its input, prioritize gives
+    /// 0 with weight 0, bind refuses.
+    #[test]
+    fn empty_verbs_do_not_call() {
+        let e = HttpExtender::new(
+            0,
+            &LegacyExtender {
+                // Nothing listens on port 1: a call would fail.
+                url_prefix: "http://127.0.0.1:1".into(),
+                weight: 3,
+                ..LegacyExtender::default()
+            },
+        )
+        .unwrap();
+        let n1 = crate::framework::plugins::testutil::node("n1").info();
+        let p = pod("p").info();
+        assert!(!e.is_filter() && !e.is_prioritizer() && !e.is_binder());
+        assert_eq!(e.filter(&p, &[&n1]).unwrap().nodes, ["n1"]);
+        let (list, w) = e.prioritize(&p, &[&n1]).unwrap();
+        assert_eq!((list[0].score, w), (0, 0));
+        assert_eq!(
+            e.bind(&ExtenderBindingArgs::new(&p, "n1"))
+                .unwrap_err()
+                .to_string(),
+            "Unexpected empty bindVerb in extender"
+        );
+    }
+}

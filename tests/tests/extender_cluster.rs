@@ -1,0 +1,307 @@
+//! Cluster mode with a Policy extender: a replica (leader election on, fast profile) against the
+//! API test double, and an extender served on loopback that filters, scores and binds the pods
+//! it is interested in (those using `example.com/widget`, a managed resource the scheduler
+//! ignores), by writing the Binding to the API double itself.
+//!
+//! Real time (the test double and the extender serve HTTP in real time); waits poll with a
+//! timeout.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{
+    Binding, Container, Node, NodeSpec, NodeStatus, ObjectReference, Pod, PodSpec,
+    ResourceRequirements,
+};
+use k8s_openapi::api::events::v1::Event as K8sEvent;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, PostParams};
+use scheduler::controller::ANNOTATION_SCHEDULED_BY;
+use serde_json::{Value, json};
+use tests::apiserver::ApiServer;
+use tests::extender::{Call, ExtenderServer, Handler, Reply, node_names};
+use tests::replica::{SCHEDULER_NAME, run_config, spawn_replica_with};
+
+const WAIT: Duration = Duration::from_secs(20);
+const WIDGET: &str = "example.com/widget";
+
+fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+        .collect()
+}
+
+fn node(name: &str) -> Node {
+    let res = quantities(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
+    Node {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        spec: Some(NodeSpec::default()),
+        status: Some(NodeStatus {
+            allocatable: Some(res.clone()),
+            capacity: Some(res),
+            ..Default::default()
+        }),
+    }
+}
+
+fn pod(name: &str, widgets: Option<&str>) -> Pod {
+    let mut requests = vec![("cpu", "100m"), ("memory", "64Mi")];
+    if let Some(w) = widgets {
+        requests.push((WIDGET, w));
+    }
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            scheduler_name: Some(SCHEDULER_NAME.into()),
+            containers: vec![Container {
+                name: "main".into(),
+                resources: Some(ResourceRequirements {
+                    requests: Some(quantities(&requests)),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The repository's sample policy with one extender added.
+fn policy_with_extender(url: &str) -> scheduler::policy::ResolvedPolicy {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../config/policy-config-file.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc["extenders"] = json!([{
+        "urlPrefix": url,
+        "filterVerb": "filter",
+        "prioritizeVerb": "prioritize",
+        "bindVerb": "bind",
+        "weight": 5,
+        "nodeCacheCapable": true,
+        "httpTimeout": 5_000_000_000i64,
+        "managedResources": [{"name": WIDGET, "ignoredByScheduler": true}],
+    }]);
+    scheduler::policy::parse_policy("policy-with-extender.json", &doc.to_string())
+        .unwrap()
+        .resolved
+}
+
+fn pod_name(c: &Call) -> String {
+    c.body
+        .pointer("/Pod/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Filter: no widgets on node-a; pod `widget-broken` gets an `Error`. Prioritize: node-c best.
+/// Bind: `POST pods/<name>/binding` to the API double as client `extender`.
+fn extender_handler(client: kube::Client) -> Handler {
+    Arc::new(move |call: Call| {
+        let client = client.clone();
+        Box::pin(async move {
+            match call.verb.as_str() {
+                "filter" => {
+                    if pod_name(&call) == "widget-broken" {
+                        return Reply::ok(json!({"Error": "widgets exhausted"}));
+                    }
+                    let names: Vec<String> = node_names(&call.body)
+                        .into_iter()
+                        .filter(|n| n != "node-a")
+                        .collect();
+                    Reply::ok(json!({
+                        "NodeNames": names,
+                        "FailedNodes": {"node-a": "no widgets on node-a"},
+                    }))
+                }
+                "prioritize" => {
+                    let list: Vec<Value> = node_names(&call.body)
+                        .into_iter()
+                        .map(|n| json!({"Host": n, "Score": if n == "node-c" { 10 } else { 0 }}))
+                        .collect();
+                    Reply::ok(Value::Array(list))
+                }
+                "bind" => {
+                    let b = &call.body;
+                    let name = b["PodName"].as_str().unwrap_or_default().to_string();
+                    let ns = b["PodNamespace"].as_str().unwrap_or_default().to_string();
+                    let binding = Binding {
+                        metadata: ObjectMeta {
+                            name: Some(name.clone()),
+                            namespace: Some(ns.clone()),
+                            uid: b["PodUID"].as_str().map(str::to_string),
+                            ..Default::default()
+                        },
+                        target: ObjectReference {
+                            api_version: Some("v1".into()),
+                            kind: Some("Node".into()),
+                            name: b["Node"].as_str().map(str::to_string),
+                            ..Default::default()
+                        },
+                    };
+                    let r = Api::<Pod>::namespaced(client, &ns)
+                        .create_subresource::<_, kube::core::Status>(
+                            "binding",
+                            &name,
+                            &PostParams::default(),
+                            &binding,
+                        )
+                        .await;
+                    match r {
+                        Ok(_) => Reply::ok(json!({})),
+                        Err(e) => Reply::ok(json!({"Error": e.to_string()})),
+                    }
+                }
+                _ => Reply {
+                    status: 404,
+                    body: json!({}),
+                    delay: Duration::ZERO,
+                },
+            }
+        })
+    })
+}
+
+async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn node_of(api: &ApiServer, name: &str) -> Option<String> {
+    api.get::<Pod>("default", name)?.spec?.node_name
+}
+
+fn event_notes(api: &ApiServer, pod: &str, reason: &str) -> Vec<String> {
+    api.list::<K8sEvent>()
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some(reason))
+        .filter(|e| {
+            e.regarding
+                .as_ref()
+                .is_some_and(|r| r.name.as_deref() == Some(pod))
+        })
+        .filter_map(|e| e.note)
+        .collect()
+}
+
+/// The extender filters (node-a out), scores (node-c best) and binds `widget-0`; `plain-0`,
+/// which it does not manage, never reaches it and is bound by the replica with its annotations;
+/// `widget-broken`'s filter error becomes its FailedScheduling message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extender_filters_scores_and_binds_in_cluster_mode() {
+    let api = ApiServer::start().await;
+    for n in ["node-a", "node-b", "node-c"] {
+        api.seed(&node(n)).unwrap();
+    }
+    let ext = ExtenderServer::spawn(extender_handler(api.client("extender")), None).await;
+    let mut cfg = run_config("replica-1");
+    cfg.policy = policy_with_extender(&ext.url());
+    let replica = spawn_replica_with(&api, "replica-1", true, cfg).await;
+
+    for p in [
+        pod("widget-0", Some("1")),
+        pod("plain-0", None),
+        pod("widget-broken", Some("1")),
+    ] {
+        api.seed(&p).unwrap();
+    }
+    wait_for("widget-0 and plain-0 bound, widget-broken reported", || {
+        node_of(&api, "widget-0").is_some()
+            && node_of(&api, "plain-0").is_some()
+            && !event_notes(&api, "widget-broken", "FailedScheduling").is_empty()
+            && !event_notes(&api, "widget-0", "Scheduled").is_empty()
+    })
+    .await;
+
+    // widget-0: bound by the extender, to the node it scored best, without our annotations.
+    assert_eq!(node_of(&api, "widget-0").as_deref(), Some("node-c"));
+    let bindings: Vec<_> = api
+        .writes()
+        .into_iter()
+        .filter(|w| w.subresource.as_deref() == Some("binding"))
+        .collect();
+    let by = |pod: &str| -> Vec<String> {
+        bindings
+            .iter()
+            .filter(|w| w.name.as_deref() == Some(pod))
+            .map(|w| w.client.clone())
+            .collect()
+    };
+    assert_eq!(by("widget-0"), ["extender"]);
+    let widget = api.get::<Pod>("default", "widget-0").unwrap();
+    assert!(
+        !widget
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key(ANNOTATION_SCHEDULED_BY)
+    );
+    assert_eq!(
+        event_notes(&api, "widget-0", "Scheduled"),
+        ["Successfully assigned default/widget-0 to node-c"]
+    );
+
+    // plain-0: not the extender's business; bound by the replica.
+    assert_eq!(by("plain-0"), ["replica-1"]);
+    let plain = api.get::<Pod>("default", "plain-0").unwrap();
+    assert_eq!(
+        plain
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .get(ANNOTATION_SCHEDULED_BY)
+            .map(String::as_str),
+        Some("replica-1")
+    );
+
+    // widget-broken: the extender's Error text is the FailedScheduling message.
+    assert_eq!(node_of(&api, "widget-broken"), None);
+    assert_eq!(
+        event_notes(&api, "widget-broken", "FailedScheduling")[0],
+        "widgets exhausted"
+    );
+
+    // What the extender saw: only widget pods; all three nodes passed the plugins.
+    let calls = ext.calls();
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.verb == "bind" || pod_name(c) != "plain-0")
+    );
+    let filter_0: Vec<&Call> = calls
+        .iter()
+        .filter(|c| c.verb == "filter" && pod_name(c) == "widget-0")
+        .collect();
+    assert_eq!(filter_0.len(), 1);
+    assert_eq!(
+        node_names(&filter_0[0].body),
+        ["node-a", "node-b", "node-c"]
+    );
+    let prioritize: Vec<&Call> = calls.iter().filter(|c| c.verb == "prioritize").collect();
+    assert_eq!(prioritize.len(), 1);
+    assert_eq!(node_names(&prioritize[0].body), ["node-b", "node-c"]);
+    let binds: Vec<&Call> = calls.iter().filter(|c| c.verb == "bind").collect();
+    assert_eq!(binds.len(), 1);
+    assert_eq!(binds[0].body["PodName"], "widget-0");
+    assert_eq!(binds[0].body["Node"], "node-c");
+    assert_eq!(
+        binds[0].body["PodUID"].as_str(),
+        widget.metadata.uid.as_deref()
+    );
+    assert!(replica.is_leading());
+}
