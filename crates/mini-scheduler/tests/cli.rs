@@ -131,3 +131,151 @@ fn simulate_reports_a_broken_cluster_file_with_exit_code_2() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn policy_check_prints_the_plugin_args() {
+    let out = run(&["policy", "check", "config/policies/pass/compat-1.1.json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("plugin args:"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "NodeLabel        presentLabels=[foo] absentLabels=[] \
+             presentLabelsPreference=[bar] absentLabelsPreference=[foo]"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "ServiceAffinity  affinityLabels=[region] \
+             antiAffinityLabelsPreference=[zone, region]"
+        ),
+        "{stdout}"
+    );
+    // Two labelPreference entries of weight 4: weight 4 × 2.
+    assert!(
+        stdout.contains(
+            "NodeLabel                            8  <- TestLabelPreference1, TestLabelPreference2"
+        ),
+        "{stdout}"
+    );
+}
+
+/// Three nodes, one pod, every priority this policy helper added. The expected scores follow
+/// the v1.22 formulas (see each plugin's docs):
+/// - ImageLocality: 500 MB image on 1 of 3 nodes → 166 666 666 bytes scaled between 23 MiB and
+///   1000 MiB × 1 container → 13 on node-a, 0 elsewhere.
+/// - NodeAffinity: preferred term (weight 5) matches node-b only → normalized 100 / 0.
+/// - TaintToleration: node-a has one intolerable PreferNoSchedule taint → reversed 0 / 100.
+/// - NodePreferAvoidPods: node-b avoids another ReplicaSet's pods → 100 everywhere.
+/// - labelPreference `ssd`: node-a only → 100 / 0.
+/// - serviceAntiAffinity with no service selecting the pod → 100 everywhere.
+/// - requestedToCapacityRatio (0→0, 100→10, ×10): cpu 1/4 = 25, memory 1Gi/8Gi = 12 (floor)
+///   → round(37 / 2) = 19.
+/// - node-c lacks the `disk` label (labelsPresence) and is filtered out.
+#[test]
+fn simulate_explain_shows_the_simple_plugins_scores() {
+    let dir =
+        std::env::temp_dir().join(format!("mini-scheduler-cli-simple-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cluster = dir.join("cluster.yaml");
+    std::fs::write(&cluster, SIMPLE_PLUGINS_CLUSTER).unwrap();
+    let out = run(&[
+        "simulate",
+        "--policy",
+        "config/policies/pass/simple-plugins.json",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--explain",
+        "--output",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pod = &v["pods"][0];
+    assert_eq!(pod["name"], "web-0");
+    assert_eq!(pod["status"], "Scheduled");
+    assert_eq!(pod["node"], "node-a");
+    let plugins = |node: &str| pod["scores"][node]["plugins"].clone();
+    assert_eq!(
+        plugins("node-a"),
+        serde_json::json!({
+            "ImageLocalityPriority": 13,
+            "NodeAffinityPriority": 0,
+            "NodePreferAvoidPodsPriority": 100,
+            "Packing": 19,
+            "PreferSsd": 100,
+            "SpreadZone": 100,
+            "TaintTolerationPriority": 0,
+        })
+    );
+    assert_eq!(
+        plugins("node-b"),
+        serde_json::json!({
+            "ImageLocalityPriority": 0,
+            "NodeAffinityPriority": 100,
+            "NodePreferAvoidPodsPriority": 100,
+            "Packing": 19,
+            "PreferSsd": 0,
+            "SpreadZone": 100,
+            "TaintTolerationPriority": 100,
+        })
+    );
+    // Weighted: 13 + 100 × 10000 + 19 + 100 × 2 + 100 = 1 000 332.
+    assert_eq!(pod["scores"]["node-a"]["total"], 1_000_332);
+    assert_eq!(pod["scores"]["node-b"]["total"], 1_000_319);
+    assert!(pod["scores"]["node-c"].is_null());
+}
+
+const SIMPLE_PLUGINS_CLUSTER: &str = r#"
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+  labels: {zone: z1, disk: "yes", ssd: "true"}
+spec:
+  taints: [{key: noisy, value: "1", effect: PreferNoSchedule}]
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  images:
+  - names: ["registry.example/app:1"]
+    sizeBytes: 500000000
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-b
+  labels: {zone: z2, disk: "yes"}
+  annotations:
+    scheduler.alpha.kubernetes.io/preferAvoidPods: '{"preferAvoidPods":[{"podSignature":{"podController":{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs-x","uid":"uid-other","controller":true}}}]}'
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-c
+  labels: {zone: z3}
+status:
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-0
+  namespace: default
+  labels: {app: web}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs-web, uid: uid-web, controller: true}]
+spec:
+  schedulerName: mini-scheduler
+  affinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 5
+        preference:
+          matchExpressions: [{key: zone, operator: In, values: [z2]}]
+  containers:
+  - name: app
+    image: registry.example/app:1
+    resources: {requests: {cpu: "1", memory: 1Gi}}
+"#;

@@ -241,38 +241,61 @@ pub fn is_valid_label_value(value: &str) -> bool {
     value.is_empty() || is_qualified_name_part(value)
 }
 
+impl NodeSelectorTerm {
+    /// Compile one `v1.NodeSelectorTerm` (an empty or unparsable term is kept with
+    /// `valid: false`).
+    pub fn compile(t: &core::NodeSelectorTerm) -> Self {
+        let exprs: Option<Vec<_>> = t
+            .match_expressions
+            .iter()
+            .flatten()
+            .map(|r| compile_requirement(r, false))
+            .collect();
+        let fields: Option<Vec<_>> = t
+            .match_fields
+            .iter()
+            .flatten()
+            .map(|r| compile_requirement(r, true))
+            .collect();
+        match (exprs, fields) {
+            (Some(e), Some(f)) if !(e.is_empty() && f.is_empty()) => NodeSelectorTerm {
+                expressions: e,
+                fields: f,
+                valid: true,
+            },
+            _ => NodeSelectorTerm {
+                expressions: Vec::new(),
+                fields: Vec::new(),
+                valid: false,
+            },
+        }
+    }
+
+    /// `nodeSelectorTerm.match` (component-helpers nodeaffinity, v1.22): a valid term matches
+    /// when all its expressions match the labels and, if the node has a name, all its
+    /// `metadata.name` fields match it.
+    pub fn matches_node(&self, name: &str, labels: &Labels) -> bool {
+        self.valid
+            && self.expressions.iter().all(|r| r.matches(labels))
+            && (name.is_empty()
+                || self.fields.iter().all(|r| {
+                    let in_set = r.values.iter().any(|v| v == name);
+                    if r.op == Operator::In {
+                        in_set
+                    } else {
+                        !in_set
+                    }
+                }))
+    }
+}
+
 impl NodeSelector {
     /// Compile a `v1.NodeSelector`.
     pub fn compile(sel: &core::NodeSelector) -> Self {
         let terms = sel
             .node_selector_terms
             .iter()
-            .map(|t| {
-                let exprs: Option<Vec<_>> = t
-                    .match_expressions
-                    .iter()
-                    .flatten()
-                    .map(|r| compile_requirement(r, false))
-                    .collect();
-                let fields: Option<Vec<_>> = t
-                    .match_fields
-                    .iter()
-                    .flatten()
-                    .map(|r| compile_requirement(r, true))
-                    .collect();
-                match (exprs, fields) {
-                    (Some(e), Some(f)) if !(e.is_empty() && f.is_empty()) => NodeSelectorTerm {
-                        expressions: e,
-                        fields: f,
-                        valid: true,
-                    },
-                    _ => NodeSelectorTerm {
-                        expressions: Vec::new(),
-                        fields: Vec::new(),
-                        valid: false,
-                    },
-                }
-            })
+            .map(NodeSelectorTerm::compile)
             .collect();
         NodeSelector { terms }
     }

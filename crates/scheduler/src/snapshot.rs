@@ -114,6 +114,64 @@ impl NodeHot {
     }
 }
 
+/// An image's cluster-wide state (`ImageStateSummary`): the size first reported for it and the
+/// number of nodes that have it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageStateSummary {
+    /// Size in bytes (from the first node that listed the image, as the scheduler cache keeps it).
+    pub size: i64,
+    /// Number of nodes in the snapshot with the image.
+    pub num_nodes: usize,
+}
+
+/// Cluster-wide per-node facts kept incrementally by every node mutation, so plugins can tell in
+/// O(1) that they have nothing to score (`ImageLocality`, `TaintToleration`,
+/// `NodePreferAvoidPods`).
+#[derive(Debug, Default, Clone)]
+struct NodeStats {
+    /// Image name → state (`cache.imageStates`).
+    images: HashMap<String, ImageStateSummary>,
+    /// Nodes with at least one `PreferNoSchedule` taint.
+    prefer_no_schedule: usize,
+    /// Nodes with a non-empty `preferAvoidPods` annotation.
+    prefer_avoid_pods: usize,
+}
+
+impl NodeStats {
+    /// Count `n` in (`add`) or out of the statistics (`addNodeImageStates` /
+    /// `removeNodeImageStates`).
+    fn account(&mut self, n: &NodeInfo, add: bool) {
+        let step = |c: &mut usize| {
+            *c = if add { *c + 1 } else { c.saturating_sub(1) };
+        };
+        if n.taints
+            .iter()
+            .any(|t| t.effect == Some(crate::framework::types::TaintEffect::PreferNoSchedule))
+        {
+            step(&mut self.prefer_no_schedule);
+        }
+        if !n.prefer_avoid_pods.is_empty() {
+            step(&mut self.prefer_avoid_pods);
+        }
+        for (name, size) in &n.images {
+            if add {
+                self.images
+                    .entry(name.clone())
+                    .or_insert(ImageStateSummary {
+                        size: *size,
+                        num_nodes: 0,
+                    })
+                    .num_nodes += 1;
+            } else if let Some(state) = self.images.get_mut(name) {
+                state.num_nodes = state.num_nodes.saturating_sub(1);
+                if state.num_nodes == 0 {
+                    self.images.remove(name);
+                }
+            }
+        }
+    }
+}
+
 /// The cluster state for scheduling cycles.
 #[derive(Debug, Default, Clone)]
 pub struct Snapshot {
@@ -126,6 +184,7 @@ pub struct Snapshot {
     rcs: HashMap<(String, String), BTreeMap<String, String>>,
     rss: HashMap<(String, String), LabelSelector>,
     sss: HashMap<(String, String), LabelSelector>,
+    stats: NodeStats,
 }
 
 impl Snapshot {
@@ -217,6 +276,7 @@ impl Snapshot {
             None => self.zones.push((node.zone.clone(), vec![idx])),
         }
         self.hot.push(NodeHot::of(&node));
+        self.stats.account(&node, true);
         self.nodes.push(node);
         if self.zones.len() == 1 {
             // One zone: the round-robin order is the insertion order.
@@ -244,6 +304,9 @@ impl Snapshot {
         }
         let old_zone = (old.zone != node.zone).then(|| old.zone.clone());
         let new_zone = node.zone.clone();
+        self.stats.account(&self.nodes[i as usize], false);
+        self.stats.account(&node, true);
+        let old = &mut self.nodes[i as usize];
         *old = node;
         self.refresh(i as usize);
         if let Some(old_zone) = old_zone {
@@ -279,6 +342,7 @@ impl Snapshot {
         let zone = self.nodes[i as usize].zone.clone();
         self.zone_remove(&zone, i);
         let removed = self.nodes.swap_remove(i as usize);
+        self.stats.account(&removed, false);
         self.hot.swap_remove(i as usize);
         let last = self.nodes.len() as u32;
         if i < last {
@@ -330,6 +394,23 @@ impl Snapshot {
             }
             None => false,
         }
+    }
+
+    /// The cluster-wide state of the image `name` (a normalized name as the node lists it), if
+    /// some node has it.
+    pub fn image_state(&self, name: &str) -> Option<ImageStateSummary> {
+        self.stats.images.get(name).copied()
+    }
+
+    /// Number of nodes with at least one `PreferNoSchedule` taint.
+    pub fn nodes_with_prefer_no_schedule_taints(&self) -> usize {
+        self.stats.prefer_no_schedule
+    }
+
+    /// Number of nodes whose `scheduler.alpha.kubernetes.io/preferAvoidPods` annotation lists
+    /// at least one controller.
+    pub fn nodes_with_prefer_avoid_pods(&self) -> usize {
+        self.stats.prefer_avoid_pods
     }
 
     /// Add or replace a Service.
@@ -389,6 +470,19 @@ impl Snapshot {
     /// Remove a StatefulSet.
     pub fn remove_stateful_set(&mut self, namespace: &str, name: &str) {
         self.sss.remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// `helper.GetPodServices` (v1.22): the selectors of the Services whose (non-nil) selector
+    /// matches the pod's labels, in the order the Services were added. Services of the pod's
+    /// namespace only, or of every namespace for a pod whose namespace is the empty string (the
+    /// lister's `NamespaceAll`), as [`Snapshot::default_selector`] does.
+    pub fn pod_services(&self, pod: &PodInfo) -> Vec<&BTreeMap<String, String>> {
+        self.services
+            .iter()
+            .filter(|s| pod.namespace.is_empty() || s.namespace == pod.namespace)
+            .filter_map(|s| s.selector.as_ref())
+            .filter(|sel| sel.iter().all(|(k, v)| pod.labels.get(k) == Some(v)))
+            .collect()
     }
 
     /// `helper.DefaultSelector` (v1.22): the union of the selectors of the Services selecting

@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use super::plugins;
 use super::{FilterPlugin, ScorePlugin};
-use crate::policy::ResolvedPolicy;
+use crate::policy::{PluginArgs, ResolvedPolicy};
 
 /// A plugin name in a resolved policy that this build does not provide.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -56,28 +56,56 @@ pub struct Framework {
     pub run_all_filters: bool,
 }
 
-/// A filter plugin by framework name.
-pub fn new_filter(name: &str) -> Option<Box<dyn FilterPlugin>> {
+/// A filter plugin by framework name, built with the profile's plugin arguments (a plugin that
+/// takes none ignores `args`; the Policy resolver has already checked those that need them).
+/// `None` when this build has no such filter.
+pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>> {
     Some(match name {
         plugins::node_unschedulable::NAME => Box::new(plugins::NodeUnschedulable),
         plugins::node_name::NAME => Box::new(plugins::NodeName),
         plugins::node_ports::NAME => Box::new(plugins::NodePorts),
         plugins::node_affinity::NAME => Box::new(plugins::NodeAffinity),
-        plugins::node_resources_fit::NAME => Box::new(plugins::NodeResourcesFit::default()),
+        // Extended resources the extenders manage with `ignoredByScheduler` (v1.22 `factory.go`
+        // `create` gives them to NodeResourcesFit as `IgnoredResources`).
+        plugins::node_resources_fit::NAME => Box::new(plugins::NodeResourcesFit {
+            ignored_resources: args.node_resources_fit.ignored_resources.clone(),
+        }),
         plugins::volume_restrictions::NAME => Box::new(plugins::VolumeRestrictions),
         plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
         plugins::gpu_share::NAME => Box::new(plugins::GpuShare),
+        plugins::node_label::NAME => Box::new(plugins::NodeLabel::new(
+            args.node_label.clone().unwrap_or_default(),
+        )),
+        plugins::service_affinity::NAME => Box::new(plugins::ServiceAffinity::new(
+            args.service_affinity.clone().unwrap_or_default(),
+        )),
         _ => return None,
     })
 }
 
-/// A score plugin by framework name.
-pub fn new_score(name: &str) -> Option<Box<dyn ScorePlugin>> {
+/// A score plugin by framework name, built with the profile's plugin arguments (see
+/// [`new_filter`]). `None` when this build has no such score plugin.
+pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> {
     Some(match name {
         plugins::least_allocated::NAME => Box::new(plugins::LeastAllocated),
         plugins::most_allocated::NAME => Box::new(plugins::MostAllocated),
         plugins::balanced_allocation::NAME => Box::new(plugins::BalancedAllocation),
         plugins::selector_spread::NAME => Box::new(plugins::SelectorSpread),
+        plugins::node_label::NAME => Box::new(plugins::NodeLabel::new(
+            args.node_label.clone().unwrap_or_default(),
+        )),
+        plugins::service_affinity::NAME => Box::new(plugins::ServiceAffinity::new(
+            args.service_affinity.clone().unwrap_or_default(),
+        )),
+        plugins::requested_to_capacity_ratio::NAME => {
+            Box::new(plugins::RequestedToCapacityRatio::new(
+                &args.requested_to_capacity_ratio.clone().unwrap_or_default(),
+            ))
+        }
+        plugins::image_locality::NAME => Box::new(plugins::ImageLocality),
+        plugins::node_prefer_avoid_pods::NAME => Box::new(plugins::NodePreferAvoidPods),
+        plugins::node_affinity::NAME => Box::new(plugins::NodeAffinity),
+        plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
         _ => return None,
     })
 }
@@ -90,18 +118,9 @@ impl Framework {
     /// [`FrameworkError`] when the policy names a plugin this build lacks or a bad weight.
     pub fn from_policy(policy: &ResolvedPolicy) -> Result<Framework, FrameworkError> {
         let mut filters = Vec::new();
-        // Extended resources the extenders manage with `ignoredByScheduler` (v1.22 `factory.go`
-        // `create` gives them to NodeResourcesFit as `IgnoredResources`).
-        let ignored = crate::extender::ignored_extended_resources(&policy.extenders);
         for f in &policy.filters {
-            if f.plugin == plugins::node_resources_fit::NAME && !ignored.is_empty() {
-                filters.push(Box::new(plugins::NodeResourcesFit {
-                    ignored_resources: ignored.clone(),
-                }) as Box<dyn FilterPlugin>);
-                continue;
-            }
             filters.push(
-                new_filter(f.plugin)
+                new_filter(f.plugin, &policy.args)
                     .ok_or_else(|| FrameworkError::UnknownFilter(f.plugin.to_string()))?,
             );
         }
@@ -118,7 +137,7 @@ impl Framework {
                 return Err(FrameworkError::BadWeight(s.plugin.to_string(), s.weight));
             }
             scores.push(WeightedScore {
-                plugin: new_score(s.plugin)
+                plugin: new_score(s.plugin, &policy.args)
                     .ok_or_else(|| FrameworkError::UnknownScore(s.plugin.to_string()))?,
                 weight: s.weight,
                 display_name: s

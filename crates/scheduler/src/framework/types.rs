@@ -704,6 +704,21 @@ pub fn zone_key(labels: &Labels) -> String {
     }
 }
 
+/// `(name, size)` of every name of every image in `status.images`, sorted by name, first image
+/// listing a name wins (`addNodeImageStates`).
+fn node_images(status: &core::NodeStatus) -> Vec<(String, i64)> {
+    let mut out: Vec<(String, i64)> = Vec::new();
+    for image in status.images.iter().flatten() {
+        let size = image.size_bytes.unwrap_or(0);
+        for name in image.names.iter().flatten() {
+            if let Err(pos) = out.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
+                out.insert(pos, (name.clone(), size));
+            }
+        }
+    }
+    out
+}
+
 /// A node and the pods on it (`framework.NodeInfo`).
 #[derive(Debug, Clone)]
 pub struct NodeInfo {
@@ -735,8 +750,75 @@ pub struct NodeInfo {
     pub gpu_assignments: BTreeMap<String, Vec<u32>>,
     /// `zone_key(labels)`.
     pub zone: String,
+    /// Container images present on the node (`status.images`): `(name, size in bytes)` for every
+    /// name of every image, sorted by name, one entry per name (the first image listing it).
+    /// The snapshot counts the nodes per image from these (`ImageLocality`).
+    pub images: Vec<(String, i64)>,
+    /// Controllers whose pods the node prefers to avoid, as `(kind, uid)`, from the annotation
+    /// [`ANNOTATION_PREFER_AVOID_PODS`] (`NodePreferAvoidPods`); empty when absent or unparsable.
+    pub prefer_avoid_pods: Vec<(String, String)>,
     /// The node object as read.
     pub node: Arc<core::Node>,
+}
+
+/// Node annotation listing the controllers whose pods should avoid the node
+/// (`v1.PreferAvoidPodsAnnotationKey`).
+pub const ANNOTATION_PREFER_AVOID_PODS: &str = "scheduler.alpha.kubernetes.io/preferAvoidPods";
+
+/// `v1helper.GetAvoidPodsFromNodeAnnotations` as `NodePreferAvoidPods` uses it: the
+/// `(podSignature.podController.kind, .uid)` of every `preferAvoidPods` entry of the annotation
+/// JSON (`v1.AvoidPods`), keys matched case-insensitively and `null` read as empty, like Go's
+/// `encoding/json`. `None` when the JSON does not parse or a value has the wrong type (the
+/// plugin then treats the node as not avoiding anything).
+pub fn parse_prefer_avoid_pods(annotation: &str) -> Option<Vec<(String, String)>> {
+    use serde_json::Value;
+    fn field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+        obj.get(key).or_else(|| {
+            obj.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(key))
+                .map(|(_, v)| v)
+        })
+    }
+    fn object(v: Option<&Value>) -> Option<Option<&serde_json::Map<String, Value>>> {
+        match v {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::Object(o)) => Some(Some(o)),
+            Some(_) => None,
+        }
+    }
+    fn string(v: Option<&Value>) -> Option<String> {
+        match v {
+            None | Some(Value::Null) => Some(String::new()),
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => None,
+        }
+    }
+    let root: Value = serde_json::from_str(annotation).ok()?;
+    let Some(root) = object(Some(&root))? else {
+        return Some(Vec::new());
+    };
+    let entries = match field(root, "preferAvoidPods") {
+        None | Some(Value::Null) => return Some(Vec::new()),
+        Some(Value::Array(a)) => a,
+        Some(_) => return None,
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let Some(e) = object(Some(e))? else {
+            out.push((String::new(), String::new()));
+            continue;
+        };
+        let sig = object(field(e, "podSignature"))?;
+        let ctrl = match sig {
+            Some(sig) => object(field(sig, "podController"))?,
+            None => None,
+        };
+        match ctrl {
+            Some(c) => out.push((string(field(c, "kind"))?, string(field(c, "uid"))?)),
+            None => out.push((String::new(), String::new())),
+        }
+    }
+    Some(out)
 }
 
 impl NodeInfo {
@@ -789,6 +871,15 @@ impl NodeInfo {
             gpu_used: vec![0; devices],
             gpu_assignments: BTreeMap::new(),
             zone: zone_key(&labels),
+            images: node_images(&status),
+            prefer_avoid_pods: node
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(ANNOTATION_PREFER_AVOID_PODS))
+                .filter(|v| !v.is_empty())
+                .and_then(|v| parse_prefer_avoid_pods(v))
+                .unwrap_or_default(),
             labels,
             name,
             node,

@@ -90,13 +90,16 @@ pub enum PolicyError {
         what: String,
     },
     /// An `argument` with not exactly one member (`legacy_registry.go` `validatePredicate` /
-    /// `validatePriority`).
+    /// `validatePriority`), or plugin arguments v1.22 refuses when it builds the profile
+    /// (`initializing plugin "NodeLabel": ...`, a plugin configured without its arguments, ...).
     #[error("{location}: {message}")]
     Argument {
         /// Where the argument is.
         location: Location,
         /// kube-scheduler's text, e.g.
-        /// `exactly 1 predicate argument is required, numArgs: 2, predicate X`.
+        /// `exactly 1 predicate argument is required, numArgs: 2, predicate X` or
+        /// `initializing plugin "RequestedToCapacityRatio": shape: Required value: at least one
+        /// point must be specified`.
         message: String,
     },
 }

@@ -10,6 +10,10 @@
 //! 3. translate names with the legacy registry
 //!    (`pkg/scheduler/framework/plugins/legacy_registry.go`), see [`ResolvedPolicy`].
 //!
+//! Resolution ([`resolve_policy`]) covers every v1.22 name and builds the plugin arguments
+//! ([`PluginArgs`]); loading ([`parse_policy`], [`load_policy_file`]) then keeps the result to the
+//! plugins this build implements.
+//!
 //! Every error message starts with `file:line:column:`. Deviations from v1.22, all reported:
 //! the singular key `predicate` is accepted as `predicates` with a warning; names whose plugin
 //! mini-scheduler does not implement yet fail with "not supported yet"; `null` predicates or
@@ -28,6 +32,7 @@
 //! # Ok::<(), scheduler::policy::PolicyError>(())
 //! ```
 
+mod args;
 mod decode;
 mod error;
 mod legacy_registry;
@@ -40,10 +45,15 @@ mod tests;
 
 use std::path::Path;
 
+pub use args::{
+    InterPodAffinityArgs, MAX_CUSTOM_PRIORITY_SCORE, NodeLabelArgs, NodeResourcesFitArgs,
+    PluginArgs, RequestedToCapacityRatioArgs, ServiceAffinityArgs,
+};
 pub use error::PolicyError;
 pub use legacy_registry::{
-    DEFAULT_PROVIDER_OMITTED_FILTERS, DEFAULT_PROVIDER_OMITTED_SCORES, IMPLEMENTED_FILTER_PLUGINS,
-    IMPLEMENTED_SCORE_PLUGINS, ResolvedFilter, ResolvedPolicy, ResolvedScore, default_provider,
+    DEFAULT_PROVIDER_FILTERS, DEFAULT_PROVIDER_SCORES, EXTENDERS_IMPLEMENTED,
+    IMPLEMENTED_FILTER_PLUGINS, IMPLEMENTED_SCORE_PLUGINS, ResolvedFilter, ResolvedPolicy,
+    ResolvedScore, default_provider,
 };
 pub use locate::Location;
 pub use types::{
@@ -94,13 +104,34 @@ pub fn load_policy_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
 }
 
 /// Decodes, validates and resolves a policy held in memory; `source_name` names it in messages.
+/// The result runs only plugins this build implements.
+///
+/// Errors: everything [`resolve_policy`] returns, then [`PolicyError::Unsupported`] for the
+/// first entry (predicates, priorities, extenders) whose plugin this build lacks.
+pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
+    load(source_name, text, true)
+}
+
+/// Decodes, validates and resolves a policy held in memory exactly as kube-scheduler v1.22
+/// would, for **every** v1.22 predicate and priority, whether or not this build implements the
+/// plugins (`null` predicates/priorities give the full v1.22 defaults). For inspection and tests;
+/// [`parse_policy`] is what the scheduler loads.
 ///
 /// Errors: [`PolicyError::Decode`] (syntax, unknown/duplicate key, type, `kind`/`apiVersion`,
 /// both `predicates` and `predicate`), [`PolicyError::Validate`] (all `ValidatePolicy`
-/// failures), then the first of [`PolicyError::Argument`], [`PolicyError::Unsupported`],
-/// [`PolicyError::RemovedName`], [`PolicyError::UnknownName`] in document order
-/// (predicates, priorities, extenders), as kube-scheduler v1.22 `createFromPolicy` does.
-pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
+/// failures), then, in document order (predicates, then priorities), the first of
+/// [`PolicyError::Argument`], [`PolicyError::RemovedName`], [`PolicyError::UnknownName`], then
+/// the profile-building failures of v1.22 ([`PolicyError::Argument`]: plugin arguments, see
+/// `legacy_registry::resolve`).
+pub fn resolve_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
+    load(source_name, text, false)
+}
+
+fn load(
+    source_name: &str,
+    text: &str,
+    implemented_only: bool,
+) -> Result<LoadedPolicy, PolicyError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let src = locate::Source::new(source_name, text);
     let decoded = decode::decode(&src)?;
@@ -115,7 +146,10 @@ pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, Polic
         predicates_key_present: decoded.predicates_key_present,
         priorities_key_present: decoded.priorities_key_present,
     };
-    let resolved = legacy_registry::resolve(&decoded.policy, &input, &mut warnings)?;
+    let mut resolved = legacy_registry::resolve(&decoded.policy, &input, &mut warnings)?;
+    if implemented_only {
+        legacy_registry::check_implemented(&decoded.policy, &mut resolved, &input, &mut warnings)?;
+    }
     Ok(LoadedPolicy {
         policy: decoded.policy,
         resolved,

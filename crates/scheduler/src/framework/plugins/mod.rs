@@ -3,14 +3,20 @@
 
 pub mod balanced_allocation;
 pub mod gpu_share;
+pub mod helper;
+pub mod image_locality;
 pub mod least_allocated;
 pub mod most_allocated;
 pub mod node_affinity;
+pub mod node_label;
 pub mod node_name;
 pub mod node_ports;
+pub mod node_prefer_avoid_pods;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod requested_to_capacity_ratio;
 pub mod selector_spread;
+pub mod service_affinity;
 pub mod taint_toleration;
 pub mod volume_restrictions;
 
@@ -19,14 +25,19 @@ pub(crate) mod testutil;
 
 pub use balanced_allocation::BalancedAllocation;
 pub use gpu_share::GpuShare;
+pub use image_locality::ImageLocality;
 pub use least_allocated::LeastAllocated;
 pub use most_allocated::MostAllocated;
 pub use node_affinity::NodeAffinity;
+pub use node_label::NodeLabel;
 pub use node_name::NodeName;
 pub use node_ports::NodePorts;
+pub use node_prefer_avoid_pods::NodePreferAvoidPods;
 pub use node_resources_fit::NodeResourcesFit;
 pub use node_unschedulable::NodeUnschedulable;
+pub use requested_to_capacity_ratio::RequestedToCapacityRatio;
 pub use selector_spread::SelectorSpread;
+pub use service_affinity::ServiceAffinity;
 pub use taint_toleration::TaintToleration;
 pub use volume_restrictions::VolumeRestrictions;
 

@@ -2,9 +2,19 @@
 //! the pod's `spec.nodeSelector`, and match one term of its required node affinity. Follows
 //! `pkg/scheduler/framework/plugins/nodeaffinity` and
 //! `k8s.io/component-helpers/scheduling/corev1/nodeaffinity.GetRequiredNodeAffinity` (v1.22).
+//!
+//! Score (legacy priority `NodeAffinityPriority`): the sum of the weights of the pod's
+//! `preferredDuringSchedulingIgnoredDuringExecution` terms the node matches (terms with weight 0
+//! or no requirement are ignored), normalized with `DefaultNormalizeScore` (`100 × s / max`).
+//! A pod without preferred terms scores 0 everywhere (PreScore `Uniform(0)`). A preferred term
+//! that does not parse fails the pod's scheduling attempt (`NewPreferredSchedulingTerms` error).
 
+use k8s_openapi::api::core::v1 as core;
+
+use crate::framework::plugins::helper::default_normalize_score;
 use crate::framework::types::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::labels::NodeSelectorTerm;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -46,6 +56,106 @@ impl FilterPlugin for NodeAffinity {
         } else {
             Status::new(Code::UnschedulableAndUnresolvable, ERR_REASON_POD)
         }
+    }
+}
+
+/// CycleState key of the PreScore state (`preScoreStateKey`).
+const PRE_SCORE_STATE_KEY: &str = "PreScoreNodeAffinity";
+
+/// The pod's preferred terms, compiled, with their weights (`PreferredSchedulingTerms`).
+struct PreScoreState {
+    terms: Vec<(NodeSelectorTerm, i64)>,
+}
+
+/// `getPodPreferredNodeAffinity` / `NewPreferredSchedulingTerms` (component-helpers
+/// nodeaffinity, v1.22): terms with weight 0 or no requirement are skipped; an unparsable term is
+/// an error naming it.
+fn preferred_terms(pod: &PodInfo) -> Result<Vec<(NodeSelectorTerm, i64)>, Status> {
+    let terms = pod
+        .pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
+    let mut out = Vec::new();
+    let mut errs = Vec::new();
+    for (i, t) in terms.into_iter().flatten().enumerate() {
+        if t.weight == 0 || is_empty_term(&t.preference) {
+            continue;
+        }
+        let term = NodeSelectorTerm::compile(&t.preference);
+        if term.valid {
+            out.push((term, i64::from(t.weight)));
+        } else {
+            errs.push(format!(
+                "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference: \
+                 invalid node selector term"
+            ));
+        }
+    }
+    if errs.is_empty() {
+        Ok(out)
+    } else {
+        Err(Status::error(errs.join(", ")))
+    }
+}
+
+/// `isEmptyNodeSelectorTerm`.
+fn is_empty_term(t: &core::NodeSelectorTerm) -> bool {
+    t.match_expressions.as_ref().is_none_or(Vec::is_empty)
+        && t.match_fields.as_ref().is_none_or(Vec::is_empty)
+}
+
+impl ScorePlugin for NodeAffinity {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        _snapshot: &Snapshot,
+        _feasible: &[u32],
+    ) -> Result<ScoreMode, Status> {
+        let terms = preferred_terms(pod)?;
+        if terms.is_empty() {
+            // Every raw score is 0; DefaultNormalizeScore leaves 0.
+            return Ok(ScoreMode::Uniform(0));
+        }
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState { terms });
+        Ok(ScoreMode::PerNode)
+    }
+
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        let sum = |terms: &[(NodeSelectorTerm, i64)]| {
+            terms
+                .iter()
+                .filter(|(t, _)| t.matches_node(&node.name, &node.labels))
+                .map(|(_, w)| *w)
+                .sum::<i64>()
+        };
+        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => Ok(sum(&s.terms)),
+            // "Fallback to calculate preferredNodeAffinity here when PreScore is disabled."
+            None => Ok(sum(&preferred_terms(pod)?)),
+        }
+    }
+
+    fn normalize_score(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _snapshot: &Snapshot,
+        _feasible: &[u32],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        default_normalize_score(false, scores);
+        Ok(())
     }
 }
 
@@ -389,5 +499,146 @@ mod tests {
             let batch = filter_via_batch(&NodeAffinity, &state, &pod, &n);
             assert_eq!(outcome(&batch), c.want, "{}: filter_nodes", c.name);
         }
+    }
+
+    /// Scores of `pod` on `nodes`, each node `(name, labels)`: PreScore (a `Uniform` result
+    /// stands for every node), raw `Score()` per node, `NormalizeScore` (upstream harness).
+    fn priority_scores(p: PodB, nodes: &[(&str, &[(&str, &str)])]) -> Vec<(String, i64)> {
+        let nodes: Vec<crate::framework::plugins::testutil::NodeB> = nodes
+            .iter()
+            .map(|(n, labels)| {
+                let mut b = node(n);
+                for (k, v) in *labels {
+                    b = b.label(k, v);
+                }
+                b
+            })
+            .collect();
+        let names: Vec<String> = nodes
+            .iter()
+            .map(|n| n.0.metadata.name.clone().unwrap())
+            .collect();
+        let snap = crate::framework::plugins::testutil::snapshot(nodes, &[]);
+        let feasible: Vec<u32> = names.iter().map(|n| snap.node_index(n).unwrap()).collect();
+        let pi = p.info();
+        let mut state = CycleState::new();
+        let mut scores = vec![0; feasible.len()];
+        match NodeAffinity
+            .pre_score(&mut state, &pi, &snap, &feasible)
+            .unwrap()
+        {
+            ScoreMode::Uniform(v) => scores.fill(v),
+            ScoreMode::PerNode => {
+                NodeAffinity
+                    .score_nodes(&state, &pi, &snap, &feasible, &mut scores)
+                    .unwrap();
+                NodeAffinity
+                    .normalize_score(&state, &pi, &snap, &feasible, &mut scores)
+                    .unwrap();
+            }
+        }
+        names.into_iter().zip(scores).collect()
+    }
+
+    /// Upstream `nodeaffinity/node_affinity_test.go` `TestNodeAffinityPriority` (v1.21-era
+    /// copy, index id 253608810; the v1.22 table). The two `args.AddedAffinity` rows are not
+    /// ported (the argument does not exist in a Policy).
+    #[test]
+    fn test_node_affinity_priority() {
+        const LABEL1: &[(&str, &str)] = &[("foo", "bar")];
+        const LABEL2: &[(&str, &str)] = &[("key", "value")];
+        const LABEL3: &[(&str, &str)] = &[("az", "az1")];
+        const LABEL4: &[(&str, &str)] = &[("abc", "az11"), ("def", "az22")];
+        const LABEL5: &[(&str, &str)] = &[("foo", "bar"), ("key", "value"), ("az", "az1")];
+        let affinity1 = || pod("p").preferred_affinity(vec![(2, term(&[("foo", "In", &["bar"])]))]);
+        let affinity2 = || {
+            pod("p").preferred_affinity(vec![
+                (2, term(&[("foo", "In", &["bar"])])),
+                (4, term(&[("key", "In", &["value"])])),
+                (
+                    5,
+                    term(&[
+                        ("foo", "In", &["bar"]),
+                        ("key", "In", &["value"]),
+                        ("az", "In", &["az1"]),
+                    ]),
+                ),
+            ])
+        };
+        let want = |v: &[(&str, i64)]| -> Vec<(String, i64)> {
+            v.iter().map(|(n, s)| (n.to_string(), *s)).collect()
+        };
+        assert_eq!(
+            priority_scores(
+                pod("p"),
+                &[
+                    ("machine1", LABEL1),
+                    ("machine2", LABEL2),
+                    ("machine3", LABEL3)
+                ]
+            ),
+            want(&[("machine1", 0), ("machine2", 0), ("machine3", 0)]),
+            "all machines are same priority as NodeAffinity is nil"
+        );
+        assert_eq!(
+            priority_scores(
+                affinity1(),
+                &[
+                    ("machine1", LABEL4),
+                    ("machine2", LABEL2),
+                    ("machine3", LABEL3)
+                ]
+            ),
+            want(&[("machine1", 0), ("machine2", 0), ("machine3", 0)]),
+            "no machine macthes preferred scheduling requirements in NodeAffinity of pod so all machines' priority is zero"
+        );
+        assert_eq!(
+            priority_scores(
+                affinity1(),
+                &[
+                    ("machine1", LABEL1),
+                    ("machine2", LABEL2),
+                    ("machine3", LABEL3)
+                ]
+            ),
+            want(&[("machine1", 100), ("machine2", 0), ("machine3", 0)]),
+            "only machine1 matches the preferred scheduling requirements of pod"
+        );
+        assert_eq!(
+            priority_scores(
+                affinity2(),
+                &[
+                    ("machine1", LABEL1),
+                    ("machine5", LABEL5),
+                    ("machine2", LABEL2)
+                ]
+            ),
+            want(&[("machine1", 18), ("machine5", 100), ("machine2", 36)]),
+            "all machines matches the preferred scheduling requirements of pod but with different priorities "
+        );
+    }
+
+    #[test]
+    fn zero_weight_and_empty_preferred_terms_are_skipped_and_bad_terms_fail() {
+        // Weight 0 and an empty term: no terms left, Uniform(0).
+        let p = pod("p").preferred_affinity(vec![
+            (0, term(&[("foo", "In", &["bar"])])),
+            (3, core::NodeSelectorTerm::default()),
+        ]);
+        let snap = Snapshot::new();
+        let mode = NodeAffinity
+            .pre_score(&mut CycleState::new(), &p.info(), &snap, &[])
+            .unwrap();
+        assert_eq!(mode, ScoreMode::Uniform(0));
+        // An unparsable term is an error status for the pod.
+        let bad = pod("p").preferred_affinity(vec![(1, term(&[("foo", "In", &[])]))]);
+        let err = NodeAffinity
+            .pre_score(&mut CycleState::new(), &bad.info(), &snap, &[])
+            .unwrap_err();
+        assert_eq!(err.code, Code::Error);
+        assert!(
+            err.message()
+                .contains("preferredDuringSchedulingIgnoredDuringExecution[0]")
+        );
     }
 }

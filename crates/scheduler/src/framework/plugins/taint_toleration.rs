@@ -2,10 +2,19 @@
 //! taint with effect `NoSchedule` or `NoExecute` must be tolerated; `PreferNoSchedule` is
 //! ignored here. Follows `pkg/scheduler/framework/plugins/tainttoleration` (v1.22) and
 //! `v1helper.FindMatchingUntoleratedTaint`.
+//!
+//! Score (legacy priority `TaintTolerationPriority`): the number of the node's `PreferNoSchedule`
+//! taints not tolerated by the pod's tolerations with effect `PreferNoSchedule` or empty,
+//! reverse-normalized (`100 − 100 × count / max`; every node 100 when no count is above 0). When
+//! no node of the snapshot has a `PreferNoSchedule` taint the PreScore answers `Uniform(100)`.
 
-use crate::framework::types::{NodeInfo, TaintEffect};
-use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
-use crate::snapshot::NodeHot;
+use crate::framework::plugins::helper::default_normalize_score;
+use crate::framework::types::{NodeInfo, TaintEffect, Toleration};
+use crate::framework::{
+    Code, CycleState, FastCheck, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin,
+    Status,
+};
+use crate::snapshot::{NodeHot, Snapshot};
 
 /// Plugin name.
 pub const NAME: &str = "TaintToleration";
@@ -50,8 +59,85 @@ impl FilterPlugin for TaintToleration {
     }
 }
 
+/// CycleState key of the PreScore state (`preScoreStateKey`).
+const PRE_SCORE_STATE_KEY: &str = "PreScoreTaintToleration";
+
+/// `getAllTolerationPreferNoSchedule`: tolerations with effect `PreferNoSchedule` or empty.
+struct PreScoreState {
+    tolerations: Vec<Toleration>,
+}
+
+fn prefer_no_schedule_tolerations(pod: &PodInfo) -> Vec<Toleration> {
+    pod.tolerations
+        .iter()
+        .filter(|t| t.effect.as_deref().is_none_or(|e| e == "PreferNoSchedule"))
+        .cloned()
+        .collect()
+}
+
+/// `countIntolerableTaintsPreferNoSchedule`.
+fn count_intolerable(node: &NodeInfo, tolerations: &[Toleration]) -> i64 {
+    node.taints
+        .iter()
+        .filter(|t| {
+            t.effect == Some(TaintEffect::PreferNoSchedule)
+                && !tolerations.iter().any(|tol| tol.tolerates(t))
+        })
+        .count() as i64
+}
+
+impl ScorePlugin for TaintToleration {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        _feasible: &[u32],
+    ) -> Result<ScoreMode, Status> {
+        if snapshot.nodes_with_prefer_no_schedule_taints() == 0 {
+            // Every count is 0: reverse DefaultNormalizeScore gives every node the maximum.
+            return Ok(ScoreMode::Uniform(MAX_NODE_SCORE));
+        }
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            PreScoreState {
+                tolerations: prefer_no_schedule_tolerations(pod),
+            },
+        );
+        Ok(ScoreMode::PerNode)
+    }
+
+    fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
+        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => Ok(count_intolerable(node, &s.tolerations)),
+            None => Ok(count_intolerable(
+                node,
+                &prefer_no_schedule_tolerations(pod),
+            )),
+        }
+    }
+
+    fn normalize_score(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _snapshot: &Snapshot,
+        _feasible: &[u32],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        default_normalize_score(true, scores);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
     use crate::framework::plugins::testutil::{filter_via_batch, node, outcome, pod, want};
 
@@ -158,5 +244,152 @@ mod tests {
             let batch = filter_via_batch(&TaintToleration, &state, &p, &n);
             assert_eq!(outcome(&batch), c.want, "{}: filter_nodes", c.name);
         }
+    }
+
+    /// Scores through PreScore (`Uniform` stands for every node), `score_nodes` and
+    /// `NormalizeScore`, as the scheduling cycle runs them.
+    fn priority_scores(
+        p: crate::framework::plugins::testutil::PodB,
+        nodes: Vec<crate::framework::plugins::testutil::NodeB>,
+    ) -> Vec<i64> {
+        let snap = crate::framework::plugins::testutil::snapshot(nodes, &[]);
+        let feasible: Vec<u32> = (0..snap.len() as u32).collect();
+        let pi = p.info();
+        let mut state = CycleState::new();
+        let mut scores = vec![0; feasible.len()];
+        match TaintToleration
+            .pre_score(&mut state, &pi, &snap, &feasible)
+            .unwrap()
+        {
+            ScoreMode::Uniform(v) => scores.fill(v),
+            ScoreMode::PerNode => {
+                TaintToleration
+                    .score_nodes(&state, &pi, &snap, &feasible, &mut scores)
+                    .unwrap();
+                TaintToleration
+                    .normalize_score(&state, &pi, &snap, &feasible, &mut scores)
+                    .unwrap();
+            }
+        }
+        scores
+    }
+
+    /// Upstream `tainttoleration/taint_toleration_test.go` `TestTaintTolerationScore` (the 5
+    /// rows of the post-1.24 copy, index id 340204713, unchanged since v1.18).
+    #[test]
+    fn test_taint_toleration_score() {
+        let with_taints = |name: &str, taints: &[TaintSpec]| {
+            let mut n = node(name);
+            for (k, v, e) in taints {
+                n = n.taint(k, v, e);
+            }
+            n
+        };
+        let with_tols = |tols: &[Tol]| {
+            let mut p = pod("pod1");
+            for (k, op, v, e) in tols {
+                p = p.toleration(k, op, v, e);
+            }
+            p
+        };
+        let cases: Vec<(
+            &str,
+            crate::framework::plugins::testutil::PodB,
+            Vec<crate::framework::plugins::testutil::NodeB>,
+            Vec<i64>,
+        )> = vec![
+            (
+                "node with taints tolerated by the pod, gets a higher score than those node with intolerable taints",
+                with_tols(&[("foo", "Equal", "bar", "PreferNoSchedule")]),
+                vec![
+                    with_taints("nodeA", &[("foo", "bar", "PreferNoSchedule")]),
+                    with_taints("nodeB", &[("foo", "blah", "PreferNoSchedule")]),
+                ],
+                vec![100, 0],
+            ),
+            (
+                "the nodes that all of their taints are tolerated by the pod, get the same score, no matter how many tolerable taints a node has",
+                with_tols(&[
+                    ("cpu-type", "Equal", "arm64", "PreferNoSchedule"),
+                    ("disk-type", "Equal", "ssd", "PreferNoSchedule"),
+                ]),
+                vec![
+                    with_taints("nodeA", &[]),
+                    with_taints("nodeB", &[("cpu-type", "arm64", "PreferNoSchedule")]),
+                    with_taints(
+                        "nodeC",
+                        &[
+                            ("cpu-type", "arm64", "PreferNoSchedule"),
+                            ("disk-type", "ssd", "PreferNoSchedule"),
+                        ],
+                    ),
+                ],
+                vec![100, 100, 100],
+            ),
+            (
+                "the more intolerable taints a node has, the lower score it gets.",
+                with_tols(&[("foo", "Equal", "bar", "PreferNoSchedule")]),
+                vec![
+                    with_taints("nodeA", &[]),
+                    with_taints("nodeB", &[("cpu-type", "arm64", "PreferNoSchedule")]),
+                    with_taints(
+                        "nodeC",
+                        &[
+                            ("cpu-type", "arm64", "PreferNoSchedule"),
+                            ("disk-type", "ssd", "PreferNoSchedule"),
+                        ],
+                    ),
+                ],
+                vec![100, 50, 0],
+            ),
+            (
+                "only taints and tolerations that have effect PreferNoSchedule are checked by taints-tolerations priority function",
+                with_tols(&[
+                    ("cpu-type", "Equal", "arm64", "NoSchedule"),
+                    ("disk-type", "Equal", "ssd", "NoSchedule"),
+                ]),
+                vec![
+                    with_taints("nodeA", &[]),
+                    with_taints("nodeB", &[("cpu-type", "arm64", "NoSchedule")]),
+                    with_taints(
+                        "nodeC",
+                        &[
+                            ("cpu-type", "arm64", "PreferNoSchedule"),
+                            ("disk-type", "ssd", "PreferNoSchedule"),
+                        ],
+                    ),
+                ],
+                vec![100, 100, 0],
+            ),
+            (
+                "Default behaviour No taints and tolerations, lands on node with no taints",
+                with_tols(&[]),
+                vec![
+                    with_taints("nodeA", &[]),
+                    with_taints("nodeB", &[("cpu-type", "arm64", "PreferNoSchedule")]),
+                ],
+                vec![100, 0],
+            ),
+        ];
+        for (name, p, nodes, want) in cases {
+            assert_eq!(priority_scores(p, nodes), want, "{name}");
+        }
+        // No PreferNoSchedule taint anywhere: the Uniform shortcut equals the per-node path.
+        let nodes = || {
+            vec![
+                with_taints("nodeA", &[]),
+                with_taints("nodeB", &[("k", "v", "NoSchedule")]),
+            ]
+        };
+        assert_eq!(priority_scores(with_tols(&[]), nodes()), [100, 100]);
+        let snap = crate::framework::plugins::testutil::snapshot(nodes(), &[]);
+        let pi = pod("p").info();
+        let mut raw: Vec<i64> = snap
+            .nodes()
+            .iter()
+            .map(|n| TaintToleration.score(&CycleState::new(), &pi, n).unwrap())
+            .collect();
+        default_normalize_score(true, &mut raw);
+        assert_eq!(raw, [100, 100]);
     }
 }

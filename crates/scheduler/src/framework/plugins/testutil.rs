@@ -230,6 +230,51 @@ impl PodB {
         });
         self
     }
+    /// A container running `image` (no requests).
+    pub fn image(mut self, image: &str) -> Self {
+        let n = self.spec().containers.len();
+        self.spec().containers.push(core::Container {
+            name: format!("c{n}"),
+            image: Some(image.into()),
+            ..Default::default()
+        });
+        self
+    }
+    /// `preferredDuringSchedulingIgnoredDuringExecution` node affinity terms `(weight, term)`.
+    pub fn preferred_affinity(mut self, terms: Vec<(i32, core::NodeSelectorTerm)>) -> Self {
+        let affinity = self.spec().affinity.get_or_insert_with(Default::default);
+        affinity
+            .node_affinity
+            .get_or_insert_with(Default::default)
+            .preferred_during_scheduling_ignored_during_execution = Some(
+            terms
+                .into_iter()
+                .map(|(weight, preference)| core::PreferredSchedulingTerm { weight, preference })
+                .collect(),
+        );
+        self
+    }
+    /// An ownerReference with an explicit uid and `controller` flag (upstream literals).
+    pub fn owner_ref(
+        mut self,
+        kind: &str,
+        name: &str,
+        uid: &str,
+        controller: Option<bool>,
+    ) -> Self {
+        self.0
+            .metadata
+            .owner_references
+            .get_or_insert_with(Default::default)
+            .push(meta::OwnerReference {
+                kind: kind.into(),
+                name: name.into(),
+                uid: uid.into(),
+                controller,
+                ..Default::default()
+            });
+        self
+    }
     pub fn info(self) -> PodInfo {
         PodInfo::from_pod(self.0).unwrap()
     }
@@ -486,6 +531,27 @@ impl NodeB {
                 effect: effect.into(),
                 ..Default::default()
             });
+        self
+    }
+    /// A `status.images` entry with these names and size in bytes.
+    pub fn image(mut self, names: &[&str], size_bytes: i64) -> Self {
+        self.0
+            .status
+            .get_or_insert_with(Default::default)
+            .images
+            .get_or_insert_with(Default::default)
+            .push(core::ContainerImage {
+                names: Some(names.iter().map(|n| n.to_string()).collect()),
+                size_bytes: Some(size_bytes),
+            });
+        self
+    }
+    pub fn annotation(mut self, k: &str, v: &str) -> Self {
+        self.0
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(k.into(), v.into());
         self
     }
     pub fn unschedulable(mut self) -> Self {
