@@ -3,6 +3,7 @@
 
 pub mod balanced_allocation;
 pub mod gpu_share;
+pub mod inter_pod_affinity;
 pub mod least_allocated;
 pub mod most_allocated;
 pub mod node_affinity;
@@ -10,15 +11,19 @@ pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod pod_topology_spread;
 pub mod selector_spread;
 pub mod taint_toleration;
 pub mod volume_restrictions;
 
 #[cfg(test)]
 pub(crate) mod testutil;
+#[cfg(test)]
+pub(crate) mod testutil_topology;
 
 pub use balanced_allocation::BalancedAllocation;
 pub use gpu_share::GpuShare;
+pub use inter_pod_affinity::InterPodAffinity;
 pub use least_allocated::LeastAllocated;
 pub use most_allocated::MostAllocated;
 pub use node_affinity::NodeAffinity;
@@ -26,6 +31,7 @@ pub use node_name::NodeName;
 pub use node_ports::NodePorts;
 pub use node_resources_fit::NodeResourcesFit;
 pub use node_unschedulable::NodeUnschedulable;
+pub use pod_topology_spread::PodTopologySpread;
 pub use selector_spread::SelectorSpread;
 pub use taint_toleration::TaintToleration;
 pub use volume_restrictions::VolumeRestrictions;

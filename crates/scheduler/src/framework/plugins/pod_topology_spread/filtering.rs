@@ -1,0 +1,149 @@
+//! PodTopologySpread PreFilter and Filter (v1.22 `podtopologyspread/filtering.go`).
+
+use std::collections::HashMap;
+
+use super::{NAME, PodTopologySpread, count_pods_match_selector, node_has_all_keys};
+use crate::framework::plugins::node_affinity;
+use crate::framework::topology_terms::{SpreadConstraint, WhenUnsatisfiable};
+use crate::framework::types::NodeInfo;
+use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::snapshot::Snapshot;
+
+/// `ErrReasonConstraintsNotMatch`.
+pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints";
+/// `ErrReasonNodeLabelNotMatch`: the node lacks a constraint's topology key.
+pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+/// `preFilterStateKey` = `"PreFilter" + Name`.
+const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
+
+/// `preFilterState`.
+#[derive(Debug, Default)]
+pub(crate) struct PreFilterState {
+    /// The `DoNotSchedule` constraints.
+    pub(crate) constraints: Vec<SpreadConstraint>,
+    /// `TpPairToMatchNum`: topology key → value → matching pods, for the domains of eligible
+    /// nodes (a node that matches the pod's node affinity/selector and has every key).
+    pub(crate) tp_pair_to_match_num: HashMap<String, HashMap<String, i32>>,
+    /// `TpKeyToCriticalPaths[key][0].MatchNum` per constraint: the smallest count of a domain of
+    /// the constraint's key (`i32::MAX` when there is none).
+    pub(crate) min_match_num: Vec<i32>,
+}
+
+impl PodTopologySpread {
+    /// `calPreFilterState`; `None` when the pod has no `DoNotSchedule` constraint.
+    pub(crate) fn compute_pre_filter_state(
+        &self,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+    ) -> Option<PreFilterState> {
+        let constraints = self.constraints(pod, snapshot, WhenUnsatisfiable::DoNotSchedule);
+        if constraints.is_empty() {
+            return None;
+        }
+        let nodes = snapshot.nodes();
+        let mut pairs: HashMap<String, HashMap<String, i32>> = HashMap::new();
+        for node in nodes {
+            // "If NodeAffinity or NodeSelector is defined, spreading is applied to nodes that
+            // pass those filters", and the node must carry every topology key.
+            if !node_affinity::matches(pod, node) || !node_has_all_keys(&node.labels, &constraints)
+            {
+                continue;
+            }
+            for c in &constraints {
+                if let Some(v) = node.labels.get(&c.topology_key) {
+                    let values = pairs.entry(c.topology_key.clone()).or_default();
+                    if !values.contains_key(v.as_str()) {
+                        values.insert(v.clone(), 0);
+                    }
+                }
+            }
+        }
+        // processNode: over all nodes, as v1.22 does (see the module docs).
+        for node in nodes {
+            if node.pods.is_empty() {
+                continue;
+            }
+            for c in &constraints {
+                let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
+                let Some(count) = pairs
+                    .get_mut(&c.topology_key)
+                    .and_then(|m| m.get_mut(value))
+                else {
+                    continue;
+                };
+                let n = count_pods_match_selector(node, &c.selector, &pod.namespace);
+                *count = count.saturating_add(i32::try_from(n).unwrap_or(i32::MAX));
+            }
+        }
+        let min_match_num = constraints
+            .iter()
+            .map(|c| {
+                pairs
+                    .get(&c.topology_key)
+                    .and_then(|m| m.values().min().copied())
+                    .unwrap_or(i32::MAX)
+            })
+            .collect();
+        Some(PreFilterState {
+            constraints,
+            tp_pair_to_match_num: pairs,
+            min_match_num,
+        })
+    }
+}
+
+impl FilterPlugin for PodTopologySpread {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    /// Skip when the pod has no `DoNotSchedule` constraint (v1.22's "empty preFilterState
+    /// tolerates every pod").
+    fn pre_filter(&self, state: &mut CycleState, pod: &PodInfo, snapshot: &Snapshot) -> Status {
+        match self.compute_pre_filter_state(pod, snapshot) {
+            None => Status::skip(),
+            Some(s) => {
+                state.write(PRE_FILTER_STATE_KEY, s);
+                Status::success()
+            }
+        }
+    }
+
+    /// For every constraint: the node has the topology key, and
+    /// `matching pods in the node's domain + (1 if the pod matches the selector) - minimum over
+    /// domains <= maxSkew`.
+    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
+        let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+            return Status::error(
+                "reading \"PreFilterPodTopologySpread\" from cycleState: not found",
+            );
+        };
+        for (c, &min_match_num) in s.constraints.iter().zip(&s.min_match_num) {
+            let Some(value) = node.labels.get(&c.topology_key) else {
+                return Status::new(
+                    Code::UnschedulableAndUnresolvable,
+                    ERR_REASON_NODE_LABEL_NOT_MATCH,
+                );
+            };
+            let self_match = i64::from(c.selector.matches(&pod.labels));
+            let match_num = s
+                .tp_pair_to_match_num
+                .get(&c.topology_key)
+                .and_then(|m| m.get(value.as_str()))
+                .copied()
+                .unwrap_or(0);
+            let skew = i64::from(match_num) + self_match - i64::from(min_match_num);
+            if skew > i64::from(c.max_skew) {
+                return Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH);
+            }
+        }
+        Status::success()
+    }
+}
+
+#[cfg(test)]
+#[path = "filtering_test.rs"]
+mod tests;
