@@ -67,6 +67,8 @@ pub fn new_filter(name: &str) -> Option<Box<dyn FilterPlugin>> {
         plugins::volume_restrictions::NAME => Box::new(plugins::VolumeRestrictions),
         plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
         plugins::gpu_share::NAME => Box::new(plugins::GpuShare),
+        plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::default()),
+        plugins::pod_topology_spread::NAME => Box::new(plugins::PodTopologySpread::new()),
         _ => return None,
     })
 }
@@ -78,6 +80,8 @@ pub fn new_score(name: &str) -> Option<Box<dyn ScorePlugin>> {
         plugins::most_allocated::NAME => Box::new(plugins::MostAllocated),
         plugins::balanced_allocation::NAME => Box::new(plugins::BalancedAllocation),
         plugins::selector_spread::NAME => Box::new(plugins::SelectorSpread),
+        plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::default()),
+        plugins::pod_topology_spread::NAME => Box::new(plugins::PodTopologySpread::new()),
         _ => return None,
     })
 }
@@ -90,11 +94,16 @@ impl Framework {
     /// [`FrameworkError`] when the policy names a plugin this build lacks or a bad weight.
     pub fn from_policy(policy: &ResolvedPolicy) -> Result<Framework, FrameworkError> {
         let mut filters = Vec::new();
+        // InterPodAffinity takes `hardPodAffinitySymmetricWeight` (InterPodAffinityArgs).
+        let hard_weight = policy.hard_pod_affinity_symmetric_weight;
+        let inter_pod_affinity = || plugins::InterPodAffinity::new(hard_weight);
         for f in &policy.filters {
-            filters.push(
+            filters.push(if f.plugin == plugins::inter_pod_affinity::NAME {
+                Box::new(inter_pod_affinity())
+            } else {
                 new_filter(f.plugin)
-                    .ok_or_else(|| FrameworkError::UnknownFilter(f.plugin.to_string()))?,
-            );
+                    .ok_or_else(|| FrameworkError::UnknownFilter(f.plugin.to_string()))?
+            });
         }
         if !policy
             .filters
@@ -109,8 +118,12 @@ impl Framework {
                 return Err(FrameworkError::BadWeight(s.plugin.to_string(), s.weight));
             }
             scores.push(WeightedScore {
-                plugin: new_score(s.plugin)
-                    .ok_or_else(|| FrameworkError::UnknownScore(s.plugin.to_string()))?,
+                plugin: if s.plugin == plugins::inter_pod_affinity::NAME {
+                    Box::new(inter_pod_affinity())
+                } else {
+                    new_score(s.plugin)
+                        .ok_or_else(|| FrameworkError::UnknownScore(s.plugin.to_string()))?
+                },
                 weight: s.weight,
                 display_name: s
                     .legacy_names

@@ -41,6 +41,8 @@ pub const IMPLEMENTED_FILTER_PLUGINS: &[&str] = &[
     "NodeResourcesFit",
     "VolumeRestrictions",
     "TaintToleration",
+    "PodTopologySpread",
+    "InterPodAffinity",
 ];
 
 /// Score plugins mini-scheduler implements, by framework name.
@@ -49,6 +51,8 @@ pub const IMPLEMENTED_SCORE_PLUGINS: &[&str] = &[
     "NodeResourcesMostAllocated",
     "NodeResourcesBalancedAllocation",
     "SelectorSpread",
+    "InterPodAffinity",
+    "PodTopologySpread",
 ];
 
 /// Predicates registered in v1.22's legacy registry with their filter plugins, in
@@ -174,18 +178,14 @@ pub const DEFAULT_PROVIDER_OMITTED_FILTERS: &[&str] = &[
     "AzureDiskLimits",
     "VolumeBinding",
     "VolumeZone",
-    "PodTopologySpread",
-    "InterPodAffinity",
 ];
 
 /// Score plugins (with weights) of kube-scheduler v1.22's default profile that mini-scheduler
 /// does not implement; [`default_provider`] omits them.
 pub const DEFAULT_PROVIDER_OMITTED_SCORES: &[(&str, i64)] = &[
     ("ImageLocality", 1),
-    ("InterPodAffinity", 1),
     ("NodeAffinity", 1),
     ("NodePreferAvoidPods", 10000),
-    ("PodTopologySpread", 2),
     ("TaintToleration", 1),
 ];
 
@@ -297,8 +297,9 @@ impl fmt::Display for ResolvedPolicy {
 /// `pkg/scheduler/apis/config/testing/compatibility_test.go` @05c351a9), with
 /// `DefaultPodTopologySpread` off, which appends `SelectorSpread` weight 1. Filters keep upstream
 /// order: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-/// VolumeRestrictions. Scores: NodeResourcesBalancedAllocation 1, NodeResourcesLeastAllocated 1,
-/// SelectorSpread 1. What is left out ([`DEFAULT_PROVIDER_OMITTED_FILTERS`],
+/// VolumeRestrictions, PodTopologySpread, InterPodAffinity. Scores (upstream order):
+/// NodeResourcesBalancedAllocation 1, InterPodAffinity 1, NodeResourcesLeastAllocated 1,
+/// PodTopologySpread 2, SelectorSpread 1. What is left out ([`DEFAULT_PROVIDER_OMITTED_FILTERS`],
 /// [`DEFAULT_PROVIDER_OMITTED_SCORES`]) is listed in `notes` for callers to log.
 pub fn default_provider() -> ResolvedPolicy {
     let filter = |plugin: &'static str, legacy: &str| ResolvedFilter {
@@ -323,13 +324,20 @@ pub fn default_provider() -> ResolvedPolicy {
             filter("NodePorts", "PodFitsHostPorts"),
             filter("NodeResourcesFit", "PodFitsResources"),
             filter("VolumeRestrictions", "NoDiskConflict"),
+            filter("PodTopologySpread", "EvenPodsSpread"),
+            filter("InterPodAffinity", "MatchInterPodAffinity"),
         ],
         scores: vec![
             score(
                 "NodeResourcesBalancedAllocation",
                 "BalancedResourceAllocation",
             ),
+            score("InterPodAffinity", "InterPodAffinityPriority"),
             score("NodeResourcesLeastAllocated", "LeastRequestedPriority"),
+            ResolvedScore {
+                weight: 2,
+                ..score("PodTopologySpread", "EvenPodsSpreadPriority")
+            },
             score("SelectorSpread", "SelectorSpreadPriority"),
         ],
         always_check_all_predicates: false,
@@ -846,12 +854,6 @@ pub(crate) fn resolve(
         });
     }
     let hard = policy.hard_pod_affinity_symmetric_weight;
-    if hard != 0 {
-        notes.push(format!(
-            "hardPodAffinitySymmetricWeight: {hard} has no effect yet: it configures InterPodAffinity, \
-             which mini-scheduler does not implement"
-        ));
-    }
 
     Ok(ResolvedPolicy {
         filters,
@@ -913,7 +915,9 @@ mod tests {
             suggest_predicate("MatchInterPodAfinity"),
             Some("MatchInterPodAffinity")
         );
-        assert!(!is_implemented_name("MatchInterPodAffinity"));
+        assert!(is_implemented_name("MatchInterPodAffinity"));
+        assert!(is_implemented_name("EvenPodsSpreadPriority"));
+        assert!(!is_implemented_name("MaxCinderVolumeCount"));
         assert!(is_implemented_name("PodFitsPorts") && is_implemented_name("EqualPriority"));
         assert_eq!(suggest_predicate("Zzzzzzzzzzzzzzzz"), None);
         assert_eq!(suggest_priority("LeastRequested"), None);
@@ -937,7 +941,9 @@ mod tests {
                 "NodeAffinity",
                 "NodePorts",
                 "NodeResourcesFit",
-                "VolumeRestrictions"
+                "VolumeRestrictions",
+                "PodTopologySpread",
+                "InterPodAffinity"
             ]
         );
         let scores: Vec<(&str, i64)> = d.scores.iter().map(|s| (s.plugin, s.weight)).collect();
@@ -945,7 +951,9 @@ mod tests {
             scores,
             [
                 ("NodeResourcesBalancedAllocation", 1),
+                ("InterPodAffinity", 1),
                 ("NodeResourcesLeastAllocated", 1),
+                ("PodTopologySpread", 2),
                 ("SelectorSpread", 1)
             ]
         );

@@ -130,7 +130,8 @@ fn unknown_predicate_names_nearest_and_valid_names() {
          predicates[2].name (kube-scheduler v1.22: predicate type not found for \"PodFitsPort\"); \
          did you mean \"PodFitsPorts\"? valid predicates: CheckNodeUnschedulable, \
          GeneralPredicates, HostName, PodFitsHostPorts, PodFitsPorts, MatchNodeSelector, \
-         PodFitsResources, NoDiskConflict, PodToleratesNodeTaints"
+         PodFitsResources, NoDiskConflict, PodToleratesNodeTaints, EvenPodsSpread, \
+         MatchInterPodAffinity"
     );
 }
 
@@ -146,7 +147,8 @@ fn unknown_priority_in_yaml() {
     );
     assert!(
         e.ends_with(
-            "? valid priorities: BalancedResourceAllocation, LeastRequestedPriority, MostRequestedPriority, \
+            "? valid priorities: BalancedResourceAllocation, EvenPodsSpreadPriority, \
+             InterPodAffinityPriority, LeastRequestedPriority, MostRequestedPriority, \
              SelectorSpreadPriority, ServiceSpreadingPriority, EqualPriority"
         ),
         "{e}"
@@ -157,12 +159,12 @@ fn unknown_priority_in_yaml() {
 fn nearest_name_that_is_not_supported_says_so() {
     let e = parse_policy(
         "p.json",
-        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"MatchInterPodAfinity"}]}"#,
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"MaxCinderVolumeCont"}]}"#,
     )
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("did you mean \"MatchInterPodAffinity\" (known to kube-scheduler, not supported yet by mini-scheduler)? valid predicates:"),
+        e.contains("did you mean \"MaxCinderVolumeCount\" (known to kube-scheduler, not supported yet by mini-scheduler)? valid predicates:"),
         "{e}"
     );
 }
@@ -487,13 +489,19 @@ fn null_versus_empty_predicates_and_priorities() {
             "NodePorts",
             "NodeAffinity",
             "VolumeRestrictions",
-            "TaintToleration"
+            "TaintToleration",
+            "PodTopologySpread",
+            "InterPodAffinity"
         ]
     );
+    // Sorted priority keys: BalancedResourceAllocation, EvenPodsSpreadPriority,
+    // InterPodAffinityPriority, LeastRequestedPriority, SelectorSpreadPriority.
     assert_eq!(
         scores(&null.resolved),
         [
             ("NodeResourcesBalancedAllocation", 1),
+            ("PodTopologySpread", 2),
+            ("InterPodAffinity", 1),
             ("NodeResourcesLeastAllocated", 1),
             ("SelectorSpread", 1)
         ]
@@ -506,7 +514,7 @@ fn null_versus_empty_predicates_and_priorities() {
         null.warnings[0]
     );
     assert!(
-        null.warnings[0].contains("MatchInterPodAffinity (InterPodAffinity)"),
+        null.warnings[0].contains("CheckVolumeBinding (VolumeBinding)"),
         "{}",
         null.warnings[0]
     );
@@ -593,10 +601,11 @@ fn yaml_flow_style_and_other_options() {
     );
     assert!(r.always_check_all_predicates);
     assert_eq!(r.hard_pod_affinity_symmetric_weight, 10);
+    // InterPodAffinity takes it: no "has no effect" note any more.
     assert!(
-        r.notes
+        !r.notes
             .iter()
-            .any(|n| n.starts_with("hardPodAffinitySymmetricWeight: 10 has no effect yet"))
+            .any(|n| n.starts_with("hardPodAffinitySymmetricWeight"))
     );
     assert!(
         r.notes
@@ -648,8 +657,8 @@ fn repeated_priority_follows_v1_22() {
 fn unsupported_names_fail_with_plugin() {
     assert_eq!(
         err("fail/unsupported-predicate.json"),
-        "config/policies/fail/unsupported-predicate.json:6:14: predicate \"MatchInterPodAffinity\" \
-         (plugin InterPodAffinity) at predicates[1].name is not supported yet by mini-scheduler"
+        "config/policies/fail/unsupported-predicate.json:6:14: predicate \"MaxCinderVolumeCount\" \
+         (plugin CinderLimits) at predicates[1].name is not supported yet by mini-scheduler"
     );
     assert_eq!(
         err("fail/unsupported-priority.json"),
@@ -675,7 +684,6 @@ fn unsupported_names_fail_with_plugin() {
         ("MaxCinderVolumeCount", "CinderLimits"),
         ("CheckVolumeBinding", "VolumeBinding"),
         ("NoVolumeZoneConflict", "VolumeZone"),
-        ("EvenPodsSpread", "PodTopologySpread"),
     ] {
         let e = parse_policy(
             "p.json",
@@ -686,8 +694,6 @@ fn unsupported_names_fail_with_plugin() {
         assert!(e.to_string().contains(&format!("(plugin {plugin})")), "{e}");
     }
     for (name, plugin) in [
-        ("EvenPodsSpreadPriority", "PodTopologySpread"),
-        ("InterPodAffinityPriority", "InterPodAffinity"),
         ("NodeAffinityPriority", "NodeAffinity"),
         ("NodePreferAvoidPodsPriority", "NodePreferAvoidPods"),
         ("TaintTolerationPriority", "TaintToleration"),
@@ -979,5 +985,5 @@ fn yaml_empty_value_is_null_and_bom_is_ignored() {
         "{:?}",
         singular_null.warnings
     );
-    assert_eq!(filters(&singular_null.resolved).len(), 7);
+    assert_eq!(filters(&singular_null.resolved).len(), 9);
 }
