@@ -621,3 +621,57 @@ fn uniform_when_nothing_scores_and_min_max_normalization() {
     normalize(&mut equal);
     assert_eq!(equal, vec![0, 0]);
 }
+
+/// Not upstream: the Policy's `hardPodAffinitySymmetricWeight` reaches the plugin through
+/// `Framework::from_policy` (0 in the Policy means unset: weight 1).
+#[test]
+fn policy_hard_pod_affinity_symmetric_weight_reaches_the_plugin() {
+    use crate::framework::Framework;
+    use crate::schedule_one::Algorithm;
+    let app_web = || term(&[("app", "In", &["web"])], "zone");
+    let existing = vec![
+        p(
+            "default",
+            "n1",
+            &[],
+            Some(required_affinity(vec![app_web()])),
+        ),
+        p(
+            "default",
+            "n2",
+            &[],
+            Some(preferred_affinity(vec![weighted(50, app_web())], vec![])),
+        ),
+    ];
+    let incoming = p("default", "", &[("app", "web")], None).info();
+    let ipa_scores = |hard: &str| {
+        let text = format!(
+            r#"{{"kind":"Policy","apiVersion":"v1","predicates":[],
+            "priorities":[{{"name":"InterPodAffinityPriority","weight":1}}]{hard}}}"#
+        );
+        let policy = crate::policy::parse_policy("p.json", &text)
+            .unwrap()
+            .resolved;
+        let fwk = Framework::from_policy(&policy).unwrap();
+        let snap = topology_snapshot(
+            nodes(&[("n1", &[("zone", "z1")]), ("n2", &[("zone", "z2")])]),
+            &existing,
+            &[],
+        );
+        let r = Algorithm::new(100, 0)
+            .schedule(&fwk, &snap, &incoming, true)
+            .unwrap();
+        let scores = r.scores.unwrap();
+        (scores["n1"].plugins[0].1, scores["n2"].plugins[0].1, r.node)
+    };
+    // Raw: z1 = hard weight (n1's required term), z2 = 50 (n2's preferred term).
+    assert_eq!(ipa_scores(""), (0, 100, "n2".to_string()));
+    assert_eq!(
+        ipa_scores(r#","hardPodAffinitySymmetricWeight":0"#),
+        (0, 100, "n2".to_string())
+    );
+    assert_eq!(
+        ipa_scores(r#","hardPodAffinitySymmetricWeight":100"#),
+        (100, 0, "n1".to_string())
+    );
+}
