@@ -23,6 +23,9 @@ const RG_CHINA_AZ_AZ1: &[(&str, &str)] = &[("region", "China"), ("az", "az1")];
 const S1: &[(&str, &str)] = &[("security", "S1")];
 const S2: &[(&str, &str)] = &[("security", "S2")];
 
+/// `(name, incoming pod namespace, hardPodAffinityWeight, expected scores)`.
+type HardCase = (&'static str, &'static str, i32, Vec<(&'static str, i64)>);
+
 fn namespaces() -> Vec<core::Namespace> {
     vec![
         namespace("subteam1.team1", &[("team", "team1")]),
@@ -529,7 +532,7 @@ fn test_preferred_affinity_with_hard_pod_affinity_symmetric_weight() {
         )])
     };
     let service_s1 = &[("service", "S1")];
-    let cases: Vec<(&str, &str, i32, Vec<(&str, i64)>)> = vec![
+    let cases: Vec<HardCase> = vec![
         (
             "with default weight",
             "",

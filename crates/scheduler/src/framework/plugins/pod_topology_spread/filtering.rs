@@ -1,8 +1,6 @@
 //! PodTopologySpread PreFilter and Filter (v1.22 `podtopologyspread/filtering.go`).
 
-use std::collections::HashMap;
-
-use super::{NAME, PodTopologySpread, count_pods_match_selector, node_has_all_keys};
+use super::{NAME, PairCounts, PodTopologySpread, count_pods_match_selector, node_has_all_keys};
 use crate::framework::plugins::node_affinity;
 use crate::framework::topology_terms::{SpreadConstraint, WhenUnsatisfiable};
 use crate::framework::types::NodeInfo;
@@ -24,9 +22,9 @@ const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
 pub(crate) struct PreFilterState {
     /// The `DoNotSchedule` constraints.
     pub(crate) constraints: Vec<SpreadConstraint>,
-    /// `TpPairToMatchNum`: topology key → value → matching pods, for the domains of eligible
-    /// nodes (a node that matches the pod's node affinity/selector and has every key).
-    pub(crate) tp_pair_to_match_num: HashMap<String, HashMap<String, i32>>,
+    /// `TpPairToMatchNum`: matching pods per topology pair, for the domains of eligible nodes
+    /// (a node that matches the pod's node affinity/selector and has every key).
+    pub(crate) tp_pair_to_match_num: PairCounts<i32>,
     /// `TpKeyToCriticalPaths[key][0].MatchNum` per constraint: the smallest count of a domain of
     /// the constraint's key (`i32::MAX` when there is none).
     pub(crate) min_match_num: Vec<i32>,
@@ -44,7 +42,7 @@ impl PodTopologySpread {
             return None;
         }
         let nodes = snapshot.nodes();
-        let mut pairs: HashMap<String, HashMap<String, i32>> = HashMap::new();
+        let mut pairs = PairCounts::<i32>::new(&constraints);
         for node in nodes {
             // "If NodeAffinity or NodeSelector is defined, spreading is applied to nodes that
             // pass those filters", and the node must carry every topology key.
@@ -52,12 +50,9 @@ impl PodTopologySpread {
             {
                 continue;
             }
-            for c in &constraints {
+            for (i, c) in constraints.iter().enumerate() {
                 if let Some(v) = node.labels.get(&c.topology_key) {
-                    let values = pairs.entry(c.topology_key.clone()).or_default();
-                    if !values.contains_key(v.as_str()) {
-                        values.insert(v.clone(), 0);
-                    }
+                    pairs.ensure(i, v);
                 }
             }
         }
@@ -66,26 +61,17 @@ impl PodTopologySpread {
             if node.pods.is_empty() {
                 continue;
             }
-            for c in &constraints {
+            for (i, c) in constraints.iter().enumerate() {
                 let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
-                let Some(count) = pairs
-                    .get_mut(&c.topology_key)
-                    .and_then(|m| m.get_mut(value))
-                else {
+                let Some(count) = pairs.get_mut(i, value) else {
                     continue;
                 };
                 let n = count_pods_match_selector(node, &c.selector, &pod.namespace);
                 *count = count.saturating_add(i32::try_from(n).unwrap_or(i32::MAX));
             }
         }
-        let min_match_num = constraints
-            .iter()
-            .map(|c| {
-                pairs
-                    .get(&c.topology_key)
-                    .and_then(|m| m.values().min().copied())
-                    .unwrap_or(i32::MAX)
-            })
+        let min_match_num = (0..constraints.len())
+            .map(|i| pairs.values_of(i).min().unwrap_or(i32::MAX))
             .collect();
         Some(PreFilterState {
             constraints,
@@ -121,7 +107,7 @@ impl FilterPlugin for PodTopologySpread {
                 "reading \"PreFilterPodTopologySpread\" from cycleState: not found",
             );
         };
-        for (c, &min_match_num) in s.constraints.iter().zip(&s.min_match_num) {
+        for (i, (c, &min_match_num)) in s.constraints.iter().zip(&s.min_match_num).enumerate() {
             let Some(value) = node.labels.get(&c.topology_key) else {
                 return Status::new(
                     Code::UnschedulableAndUnresolvable,
@@ -129,12 +115,7 @@ impl FilterPlugin for PodTopologySpread {
                 );
             };
             let self_match = i64::from(c.selector.matches(&pod.labels));
-            let match_num = s
-                .tp_pair_to_match_num
-                .get(&c.topology_key)
-                .and_then(|m| m.get(value.as_str()))
-                .copied()
-                .unwrap_or(0);
+            let match_num = s.tp_pair_to_match_num.get(i, value).unwrap_or(0);
             let skew = i64::from(match_num) + self_match - i64::from(min_match_num);
             if skew > i64::from(c.max_skew) {
                 return Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH);

@@ -413,11 +413,7 @@ fn test_pre_filter_state() {
             .map(|(k, m)| (k.topology_key.as_str(), *m))
             .collect();
         assert_eq!(min, w.min, "{}", tc.name);
-        let mut pairs: Vec<(String, String, i32)> = got
-            .tp_pair_to_match_num
-            .iter()
-            .flat_map(|(k, m)| m.iter().map(move |(v, n)| (k.clone(), v.clone(), *n)))
-            .collect();
+        let mut pairs: Vec<(String, String, i32)> = got.tp_pair_to_match_num.pairs();
         pairs.sort();
         let mut want_pairs: Vec<(String, String, i32)> = w
             .pairs
@@ -432,6 +428,15 @@ fn test_pre_filter_state() {
 fn leak(s: &str) -> &'static str {
     Box::leak(s.to_string().into_boxed_str())
 }
+
+/// `(name, pod, nodes, existing pods, code per node)`.
+type CodeCase = (
+    &'static str,
+    PodB,
+    Vec<NodeB>,
+    Vec<PodB>,
+    Vec<(&'static str, Code)>,
+);
 
 /// PreFilter then Filter on each node; the status code per node (upstream compares codes).
 fn codes(pod: PodB, nodes: Vec<NodeB>, existing: &[PodB]) -> Vec<(String, Code)> {
@@ -481,7 +486,7 @@ fn test_single_constraint() {
             on("p-y3", "node-y", &["foo"]),
         ]
     };
-    let cases: Vec<(&str, PodB, Vec<NodeB>, Vec<PodB>, Vec<(&str, Code)>)> = vec![
+    let cases: Vec<CodeCase> = vec![
         (
             "no existing pods",
             st_pod("p")
@@ -622,7 +627,7 @@ fn test_multiple_constraints() {
         b.spread_constraint(1, "zone", "DoNotSchedule", Some(sel_exists(zone_sel)))
             .spread_constraint(1, "node", "DoNotSchedule", Some(sel_exists(node_sel)))
     };
-    let cases: Vec<(&str, PodB, Vec<NodeB>, Vec<PodB>, Vec<(&str, Code)>)> = vec![
+    let cases: Vec<CodeCase> = vec![
         (
             "two Constraints on zone and node, spreads = [3/3, 2/1/0/3]",
             zone_node("foo", "foo", &["foo"]),
@@ -758,8 +763,8 @@ fn v1_22_counting_quirks() {
     let s = PodTopologySpread::new()
         .compute_pre_filter_state(&pod.clone().info(), &snap)
         .unwrap();
-    assert_eq!(s.tp_pair_to_match_num["zone"]["zoneA"], 2);
-    assert_eq!(s.tp_pair_to_match_num["zone"]["zoneB"], 1);
+    assert_eq!(s.tp_pair_to_match_num.get(0, "zoneA"), Some(2));
+    assert_eq!(s.tp_pair_to_match_num.get(0, "zoneB"), Some(1));
     assert_eq!(
         codes(pod, nodes(), &existing),
         codes_want(&[
@@ -775,7 +780,7 @@ fn v1_22_counting_quirks() {
     let s = PodTopologySpread::new()
         .compute_pre_filter_state(&null.clone().info(), &snap)
         .unwrap();
-    assert_eq!(s.tp_pair_to_match_num["zone"]["zoneA"], 0);
+    assert_eq!(s.tp_pair_to_match_num.get(0, "zoneA"), Some(0));
     assert_eq!(s.min_match_num, vec![0]);
     assert!(
         codes(null, nodes(), &existing)

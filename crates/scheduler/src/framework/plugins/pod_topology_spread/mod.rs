@@ -123,6 +123,82 @@ impl PodTopologySpread {
     }
 }
 
+/// Counts per topology pair (`TpPairToMatchNum`, `TopologyPairToPodCounts`), stored per distinct
+/// topology key ("slot") so that the per-node lookups hash only the node's value. Constraints
+/// that share a key share the slot, as upstream's pair-keyed maps do.
+#[derive(Debug, Default)]
+pub(crate) struct PairCounts<T> {
+    /// The distinct topology keys.
+    keys: Vec<String>,
+    /// Per key: topology value → count.
+    values: Vec<std::collections::HashMap<String, T>>,
+    /// Per constraint: its key's slot.
+    slot_of: Vec<usize>,
+}
+
+impl<T: Copy + Default> PairCounts<T> {
+    /// Slots for `constraints`, all empty.
+    pub(crate) fn new(constraints: &[SpreadConstraint]) -> PairCounts<T> {
+        let mut pc = PairCounts {
+            keys: Vec::new(),
+            values: Vec::new(),
+            slot_of: Vec::with_capacity(constraints.len()),
+        };
+        for c in constraints {
+            let slot = match pc.keys.iter().position(|k| *k == c.topology_key) {
+                Some(i) => i,
+                None => {
+                    pc.keys.push(c.topology_key.clone());
+                    pc.values.push(std::collections::HashMap::new());
+                    pc.keys.len() - 1
+                }
+            };
+            pc.slot_of.push(slot);
+        }
+        pc
+    }
+
+    /// Create the pair (constraint `i`'s key, `value`) with count 0 when absent; true when it
+    /// was created.
+    #[inline]
+    pub(crate) fn ensure(&mut self, i: usize, value: &str) -> bool {
+        let m = &mut self.values[self.slot_of[i]];
+        if m.contains_key(value) {
+            false
+        } else {
+            m.insert(value.to_string(), T::default());
+            true
+        }
+    }
+
+    /// The count of the pair, when it exists.
+    #[inline]
+    pub(crate) fn get(&self, i: usize, value: &str) -> Option<T> {
+        self.values[self.slot_of[i]].get(value).copied()
+    }
+
+    /// The count of the pair, when it exists, mutably.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, i: usize, value: &str) -> Option<&mut T> {
+        self.values[self.slot_of[i]].get_mut(value)
+    }
+
+    /// The counts of constraint `i`'s key.
+    pub(crate) fn values_of(&self, i: usize) -> impl Iterator<Item = T> + '_ {
+        self.values[self.slot_of[i]].values().copied()
+    }
+
+    /// Every pair `(key, value, count)`, for tests and debugging.
+    #[allow(dead_code)]
+    pub(crate) fn pairs(&self) -> Vec<(String, String, T)> {
+        self.keys
+            .iter()
+            .zip(&self.values)
+            .flat_map(|(k, m)| m.iter().map(move |(v, n)| (k.clone(), v.clone(), *n)))
+            .collect()
+    }
+}
+
 /// `nodeLabelsMatchSpreadConstraints`: the node has every topology key.
 #[inline]
 pub(crate) fn node_has_all_keys(labels: &Labels, constraints: &[SpreadConstraint]) -> bool {

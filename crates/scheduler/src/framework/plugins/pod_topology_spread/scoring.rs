@@ -1,9 +1,10 @@
 //! PodTopologySpread PreScore, Score and NormalizeScore (v1.22 `podtopologyspread/scoring.go`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use super::{
-    LABEL_HOSTNAME, NAME, PodTopologySpread, count_pods_match_selector, node_has_all_keys,
+    LABEL_HOSTNAME, NAME, PairCounts, PodTopologySpread, count_pods_match_selector,
+    node_has_all_keys,
 };
 use crate::framework::plugins::node_affinity;
 use crate::framework::topology_terms::{SpreadConstraint, WhenUnsatisfiable};
@@ -21,9 +22,9 @@ pub(crate) struct PreScoreState {
     pub(crate) constraints: Vec<SpreadConstraint>,
     /// `IgnoredNodes`: feasible nodes lacking a topology key; they score 0.
     pub(crate) ignored_nodes: HashSet<String>,
-    /// `TopologyPairToPodCounts`: topology key → value → matching pods, for the domains of the
+    /// `TopologyPairToPodCounts`: matching pods per topology pair, for the domains of the
     /// feasible, non-ignored nodes (hostname domains are counted during Score).
-    pub(crate) topology_pair_to_pod_counts: HashMap<String, HashMap<String, i64>>,
+    pub(crate) topology_pair_to_pod_counts: PairCounts<i64>,
     /// `TopologyNormalizingWeight` per constraint: `ln(number of domains + 2)`.
     pub(crate) topology_normalizing_weight: Vec<f64>,
 }
@@ -54,6 +55,7 @@ impl PodTopologySpread {
         }
         let nodes = snapshot.nodes();
         let mut s = PreScoreState {
+            topology_pair_to_pod_counts: PairCounts::new(&constraints),
             constraints,
             ..Default::default()
         };
@@ -71,12 +73,7 @@ impl PodTopologySpread {
                 let Some(v) = node.labels.get(&c.topology_key) else {
                     continue;
                 };
-                let values = s
-                    .topology_pair_to_pod_counts
-                    .entry(c.topology_key.clone())
-                    .or_default();
-                if !values.contains_key(v.as_str()) {
-                    values.insert(v.clone(), 0);
+                if s.topology_pair_to_pod_counts.ensure(j, v) {
                     topo_size[j] += 1;
                 }
             }
@@ -104,13 +101,9 @@ impl PodTopologySpread {
             {
                 continue;
             }
-            for c in &s.constraints {
+            for (j, c) in s.constraints.iter().enumerate() {
                 let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
-                let Some(count) = s
-                    .topology_pair_to_pod_counts
-                    .get_mut(&c.topology_key)
-                    .and_then(|m| m.get_mut(value))
-                else {
+                let Some(count) = s.topology_pair_to_pod_counts.get_mut(j, value) else {
                     continue;
                 };
                 *count += count_pods_match_selector(node, &c.selector, &pod.namespace);
@@ -127,16 +120,17 @@ fn node_score(s: &PreScoreState, pod: &PodInfo, node: &NodeInfo) -> i64 {
         return 0;
     }
     let mut score = 0f64;
-    for (c, &w) in s.constraints.iter().zip(&s.topology_normalizing_weight) {
+    for (j, (c, &w)) in s
+        .constraints
+        .iter()
+        .zip(&s.topology_normalizing_weight)
+        .enumerate()
+    {
         if let Some(v) = node.labels.get(&c.topology_key) {
             let cnt = if c.topology_key == LABEL_HOSTNAME {
                 count_pods_match_selector(node, &c.selector, &pod.namespace)
             } else {
-                s.topology_pair_to_pod_counts
-                    .get(&c.topology_key)
-                    .and_then(|m| m.get(v.as_str()))
-                    .copied()
-                    .unwrap_or(0)
+                s.topology_pair_to_pod_counts.get(j, v).unwrap_or(0)
             };
             score += score_for_count(cnt, c.max_skew, w);
         }

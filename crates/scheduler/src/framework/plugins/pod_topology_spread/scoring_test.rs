@@ -54,6 +54,24 @@ fn c(max_skew: i32, key: &str, sel: meta::LabelSelector) -> C {
     )
 }
 
+/// `(constraints, ignored nodes, topology pairs, domain counts of the normalizing weights)`.
+type EmptyWant = (
+    Vec<C>,
+    Vec<&'static str>,
+    Vec<(&'static str, &'static str)>,
+    Vec<usize>,
+);
+
+/// `(name, pod, existing pods, nodes, failed nodes, expected scores)`.
+type ScoreCase = (
+    &'static str,
+    PodB,
+    Vec<PodB>,
+    Vec<NodeB>,
+    Vec<NodeB>,
+    Vec<(&'static str, i64)>,
+);
+
 struct EmptyNodesCase {
     name: &'static str,
     pod: PodB,
@@ -61,12 +79,7 @@ struct EmptyNodesCase {
     replica_sets: Vec<apps::ReplicaSet>,
     plugin: PodTopologySpread,
     /// `None`: upstream's state without constraints.
-    want: Option<(
-        Vec<C>,
-        Vec<&'static str>,
-        Vec<(&'static str, &'static str)>,
-        Vec<usize>,
-    )>,
+    want: Option<EmptyWant>,
 }
 
 /// `TestPreScoreStateEmptyNodes`: constraints, ignored nodes, topology pairs (all counts 0: no
@@ -237,11 +250,7 @@ fn test_pre_score_state_empty_nodes() {
         let mut got_ignored: Vec<&str> = got.ignored_nodes.iter().map(String::as_str).collect();
         got_ignored.sort();
         assert_eq!(got_ignored, ignored, "{}", tc.name);
-        let mut got_pairs: Vec<(String, String, i64)> = got
-            .topology_pair_to_pod_counts
-            .iter()
-            .flat_map(|(k, m)| m.iter().map(move |(v, n)| (k.clone(), v.clone(), *n)))
-            .collect();
+        let mut got_pairs: Vec<(String, String, i64)> = got.topology_pair_to_pod_counts.pairs();
         got_pairs.sort();
         let mut want_pairs: Vec<(String, String, i64)> = pairs
             .iter()
@@ -369,14 +378,7 @@ fn test_pod_topology_spread_score() {
             host("node-d"),
         ]
     };
-    let cases: Vec<(
-        &str,
-        PodB,
-        Vec<PodB>,
-        Vec<NodeB>,
-        Vec<NodeB>,
-        Vec<(&str, i64)>,
-    )> = vec![
+    let cases: Vec<ScoreCase> = vec![
         (
             "one constraint on node, no existing pods",
             soft(1, LABEL_HOSTNAME),
