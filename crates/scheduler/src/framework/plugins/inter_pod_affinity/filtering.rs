@@ -198,31 +198,64 @@ impl FilterPlugin for InterPodAffinity {
     }
 
     fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
-        let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
-            return Status::error(
-                "error reading \"PreFilterInterPodAffinity\" from cycleState: not found",
-            );
-        };
-        if !satisfy_pod_affinity(s, node) {
-            return unschedulable(
-                Code::UnschedulableAndUnresolvable,
-                ERR_REASON_AFFINITY_RULES_NOT_MATCH,
-            );
+        match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Some(s) => filter_node(s, node),
+            None => missing_state(),
         }
-        if !satisfy_pod_anti_affinity(s, node) {
-            return unschedulable(
-                Code::Unschedulable,
-                ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
-            );
-        }
-        if !satisfy_existing_pods_anti_affinity(s, node) {
-            return unschedulable(
-                Code::Unschedulable,
-                ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
-            );
-        }
-        Status::success()
     }
+
+    /// [`FilterPlugin::filter`] over the candidates, reading the PreFilter state once.
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &PodInfo,
+        snapshot: &Snapshot,
+        candidates: &mut Vec<u32>,
+        failed: &mut Vec<(u32, Status)>,
+    ) {
+        let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY);
+        let nodes = snapshot.nodes();
+        candidates.retain(|&i| {
+            let st = match s {
+                Some(s) => filter_node(s, &nodes[i as usize]),
+                None => missing_state(),
+            };
+            if st.is_success() {
+                true
+            } else {
+                failed.push((i, st.with_plugin(NAME)));
+                false
+            }
+        });
+    }
+}
+
+fn missing_state() -> Status {
+    Status::error("error reading \"PreFilterInterPodAffinity\" from cycleState: not found")
+}
+
+/// `Filter`: the incoming pod's affinity, then its anti-affinity, then the existing pods'
+/// anti-affinity.
+fn filter_node(s: &PreFilterState, node: &NodeInfo) -> Status {
+    if !satisfy_pod_affinity(s, node) {
+        return unschedulable(
+            Code::UnschedulableAndUnresolvable,
+            ERR_REASON_AFFINITY_RULES_NOT_MATCH,
+        );
+    }
+    if !satisfy_pod_anti_affinity(s, node) {
+        return unschedulable(
+            Code::Unschedulable,
+            ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+        );
+    }
+    if !satisfy_existing_pods_anti_affinity(s, node) {
+        return unschedulable(
+            Code::Unschedulable,
+            ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+        );
+    }
+    Status::success()
 }
 
 #[cfg(test)]

@@ -218,6 +218,12 @@ pub(crate) fn normalize(scores: &mut [i64]) {
     }
 }
 
+fn read_state(state: &CycleState) -> Result<&PreScoreState, Status> {
+    state
+        .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+        .ok_or_else(|| Status::error("failed to read \"PreScoreInterPodAffinity\" from cycleState"))
+}
+
 impl ScorePlugin for InterPodAffinity {
     fn name(&self) -> &'static str {
         NAME
@@ -243,12 +249,24 @@ impl ScorePlugin for InterPodAffinity {
     }
 
     fn score(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state
-            .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-            .ok_or_else(|| {
-                Status::error("failed to read \"PreScoreInterPodAffinity\" from cycleState")
-            })?;
-        Ok(node_score(s, node))
+        Ok(node_score(read_state(state)?, node))
+    }
+
+    /// [`ScorePlugin::score`] over the feasible nodes, reading the PreScore state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[u32],
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let s = read_state(state)?;
+        let nodes = snapshot.nodes();
+        for (o, &i) in out.iter_mut().zip(feasible) {
+            *o = node_score(s, &nodes[i as usize]);
+        }
+        Ok(())
     }
 
     fn normalize_score(

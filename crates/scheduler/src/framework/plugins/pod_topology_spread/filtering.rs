@@ -28,6 +28,9 @@ pub(crate) struct PreFilterState {
     /// `TpKeyToCriticalPaths[key][0].MatchNum` per constraint: the smallest count of a domain of
     /// the constraint's key (`i32::MAX` when there is none).
     pub(crate) min_match_num: Vec<i32>,
+    /// Per constraint: 1 when the incoming pod matches the constraint's selector, else 0
+    /// (`selfMatchNum`, the same on every node).
+    pub(crate) self_match_num: Vec<i64>,
 }
 
 impl PodTopologySpread {
@@ -73,10 +76,15 @@ impl PodTopologySpread {
         let min_match_num = (0..constraints.len())
             .map(|i| pairs.values_of(i).min().unwrap_or(i32::MAX))
             .collect();
+        let self_match_num = constraints
+            .iter()
+            .map(|c| i64::from(c.selector.matches(&pod.labels)))
+            .collect();
         Some(PreFilterState {
             constraints,
             tp_pair_to_match_num: pairs,
             min_match_num,
+            self_match_num,
         })
     }
 }
@@ -101,28 +109,59 @@ impl FilterPlugin for PodTopologySpread {
     /// For every constraint: the node has the topology key, and
     /// `matching pods in the node's domain + (1 if the pod matches the selector) - minimum over
     /// domains <= maxSkew`.
-    fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
-            return Status::error(
-                "reading \"PreFilterPodTopologySpread\" from cycleState: not found",
+    fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
+        match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Some(s) => filter_node(s, node),
+            None => missing_state(),
+        }
+    }
+
+    /// [`FilterPlugin::filter`] over the candidates, reading the PreFilter state once.
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &PodInfo,
+        snapshot: &Snapshot,
+        candidates: &mut Vec<u32>,
+        failed: &mut Vec<(u32, Status)>,
+    ) {
+        let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY);
+        let nodes = snapshot.nodes();
+        candidates.retain(|&i| {
+            let st = match s {
+                Some(s) => filter_node(s, &nodes[i as usize]),
+                None => missing_state(),
+            };
+            if st.is_success() {
+                true
+            } else {
+                failed.push((i, st.with_plugin(NAME)));
+                false
+            }
+        });
+    }
+}
+
+fn missing_state() -> Status {
+    Status::error("reading \"PreFilterPodTopologySpread\" from cycleState: not found")
+}
+
+/// `Filter` on one node.
+fn filter_node(s: &PreFilterState, node: &NodeInfo) -> Status {
+    for (i, c) in s.constraints.iter().enumerate() {
+        let Some(value) = node.labels.get(&c.topology_key) else {
+            return Status::new(
+                Code::UnschedulableAndUnresolvable,
+                ERR_REASON_NODE_LABEL_NOT_MATCH,
             );
         };
-        for (i, (c, &min_match_num)) in s.constraints.iter().zip(&s.min_match_num).enumerate() {
-            let Some(value) = node.labels.get(&c.topology_key) else {
-                return Status::new(
-                    Code::UnschedulableAndUnresolvable,
-                    ERR_REASON_NODE_LABEL_NOT_MATCH,
-                );
-            };
-            let self_match = i64::from(c.selector.matches(&pod.labels));
-            let match_num = s.tp_pair_to_match_num.get(i, value).unwrap_or(0);
-            let skew = i64::from(match_num) + self_match - i64::from(min_match_num);
-            if skew > i64::from(c.max_skew) {
-                return Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH);
-            }
+        let match_num = s.tp_pair_to_match_num.get(i, value).unwrap_or(0);
+        let skew = i64::from(match_num) + s.self_match_num[i] - i64::from(s.min_match_num[i]);
+        if skew > i64::from(c.max_skew) {
+            return Status::new(Code::Unschedulable, ERR_REASON_CONSTRAINTS_NOT_MATCH);
         }
-        Status::success()
     }
+    Status::success()
 }
 
 #[cfg(test)]

@@ -138,6 +138,12 @@ fn node_score(s: &PreScoreState, pod: &PodInfo, node: &NodeInfo) -> i64 {
     score as i64
 }
 
+fn read_state(state: &CycleState) -> Result<&PreScoreState, Status> {
+    state
+        .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+        .ok_or_else(|| Status::error("error reading \"PreScorePodTopologySpread\" from cycleState"))
+}
+
 impl ScorePlugin for PodTopologySpread {
     fn name(&self) -> &'static str {
         NAME
@@ -162,12 +168,24 @@ impl ScorePlugin for PodTopologySpread {
     }
 
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state
-            .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-            .ok_or_else(|| {
-                Status::error("error reading \"PreScorePodTopologySpread\" from cycleState")
-            })?;
-        Ok(node_score(s, pod, node))
+        Ok(node_score(read_state(state)?, pod, node))
+    }
+
+    /// [`ScorePlugin::score`] over the feasible nodes, reading the PreScore state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[u32],
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let s = read_state(state)?;
+        let nodes = snapshot.nodes();
+        for (o, &i) in out.iter_mut().zip(feasible) {
+            *o = node_score(s, pod, &nodes[i as usize]);
+        }
+        Ok(())
     }
 
     /// `NormalizeScore`: ignored nodes 0; when the largest score is 0 every other node gets
@@ -180,11 +198,7 @@ impl ScorePlugin for PodTopologySpread {
         feasible: &[u32],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let s = state
-            .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-            .ok_or_else(|| {
-                Status::error("error reading \"PreScorePodTopologySpread\" from cycleState")
-            })?;
+        let s = read_state(state)?;
         let nodes = snapshot.nodes();
         let ignored = |i: u32| {
             !s.ignored_nodes.is_empty() && s.ignored_nodes.contains(&nodes[i as usize].name)
