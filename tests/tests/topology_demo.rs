@@ -33,8 +33,10 @@ fn run(cluster: Cluster, seed: u64, explain: bool) -> BTreeMap<String, PodOutcom
         percentage_of_nodes_to_score: 0,
         explain,
     };
-    sim::simulate(cluster, &loaded.resolved, &cfg)
-        .unwrap()
+    let outcome = sim::simulate(cluster, &loaded.resolved, &cfg).unwrap();
+    // The incremental affinity node sets match the pods after every placement.
+    assert!(outcome.snapshot.affinity_index_consistent());
+    outcome
         .report
         .pods
         .into_iter()

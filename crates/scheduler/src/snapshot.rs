@@ -478,6 +478,19 @@ impl Snapshot {
         }
     }
 
+    /// True when the affinity node sets list exactly the nodes whose pod lists are non-empty
+    /// (an invariant every mutation keeps; for tests and debug checks).
+    pub fn affinity_index_consistent(&self) -> bool {
+        let with = |f: fn(&NodeInfo) -> bool| -> BTreeSet<u32> {
+            (0..self.nodes.len() as u32)
+                .filter(|&i| f(&self.nodes[i as usize]))
+                .collect()
+        };
+        with(|n| !n.pods_with_affinity.is_empty()) == self.nodes_with_affinity
+            && with(|n| !n.pods_with_required_anti_affinity.is_empty())
+                == self.nodes_with_required_anti_affinity
+    }
+
     /// Indexes of the nodes running a pod with InterPodAffinity scoring terms
     /// ([`NodeInfo::pods_with_affinity`]), ascending. Empty means no existing pod can change an
     /// InterPodAffinity score (checked in O(1)).
@@ -623,6 +636,7 @@ mod tests {
         assert_eq!(s.node_index("n2"), Some(0));
         assert_eq!(s.nodes_with_required_anti_affinity(), &set(&[0]));
         assert_eq!(s.nodes_with_affinity(), &set(&[1]));
+        assert!(s.affinity_index_consistent());
         s.update_node(zoned("n2", "b"));
         assert_eq!(s.nodes_with_required_anti_affinity(), &set(&[0]));
         assert!(s.remove_pod("n2", "default", "anti"));
@@ -635,6 +649,7 @@ mod tests {
         );
         assert!(s.remove_pod("n1", "default", "aff"));
         assert!(s.nodes_with_affinity().is_empty());
+        assert!(s.affinity_index_consistent());
     }
 
     #[test]
