@@ -2,11 +2,19 @@
 //! SchedulingBasic template: nodes 4 cpu / 32 GiB / 110 pods, pods 100m / 500 MiB, the sample
 //! policy, every node scored (`percentageOfNodesToScore: 100`), at 500 and 5,000 nodes.
 //! Throughput in pods/s = 1 / time per iteration. Run: `cargo bench -p benches --bench scheduling_cycle`.
+//!
+//! `topology_policy/5000_nodes/all_scored`: the same cycle with InterPodAffinity and
+//! PodTopologySpread active for every pod: each pod has required anti-affinity to the other
+//! replicas of its application (100 replicas per application, hostname) and a zone spread
+//! constraint (maxSkew 1, 10 zones); the cluster fills to 4 pods per node (every one with
+//! anti-affinity) before it is reset, so PreFilter walks tens of thousands of existing pods.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use benches::{perf_pods, perf_snapshot, sample_policy};
+use benches::{
+    perf_pods, perf_snapshot, sample_policy, topology_pods, topology_policy, topology_snapshot,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use scheduler::{Algorithm, Framework};
 
@@ -46,7 +54,40 @@ fn bench_cycle(c: &mut Criterion) {
             });
         });
     }
+    bench_topology(&mut group);
     group.finish();
+}
+
+fn bench_topology(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    #[allow(clippy::expect_used)]
+    let fwk = Framework::from_policy(&topology_policy()).expect("topology policy builds");
+    let nodes = 5000usize;
+    let capacity = nodes * 4;
+    let pods = topology_pods(capacity);
+    group.bench_function(format!("topology_policy/{nodes}_nodes/all_scored"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut snapshot = topology_snapshot(nodes);
+            let mut algo = Algorithm::new(100, 1);
+            let mut next = 0usize;
+            for _ in 0..iters {
+                if next == capacity {
+                    snapshot = topology_snapshot(nodes);
+                    next = 0;
+                }
+                let pod = &pods[next];
+                next += 1;
+                let start = Instant::now();
+                #[allow(clippy::expect_used)]
+                let r = algo
+                    .schedule(&fwk, &snapshot, pod, false)
+                    .expect("topology pod fits");
+                let _ = snapshot.add_pod(Arc::clone(pod), Some(&r.node), None);
+                total += start.elapsed();
+            }
+            total
+        });
+    });
 }
 
 criterion_group! {

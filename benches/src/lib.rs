@@ -110,3 +110,113 @@ pub fn perf_pods(n: usize) -> Vec<Arc<PodInfo>> {
         .map(|i| Arc::new(PodInfo::from_pod(perf_pod(i, "mini-scheduler")).expect("valid pod")))
         .collect()
 }
+
+/// The sample policy's predicates and priorities plus the topology plugins:
+/// `EvenPodsSpread` + `MatchInterPodAffinity`, `InterPodAffinityPriority` (1) and
+/// `EvenPodsSpreadPriority` (2), as v1.22's defaults weigh them.
+pub const TOPOLOGY_POLICY: &str = r#"{
+  "kind": "Policy",
+  "apiVersion": "v1",
+  "predicates": [
+    {"name": "PodFitsPorts"}, {"name": "PodFitsResources"}, {"name": "NoDiskConflict"},
+    {"name": "MatchNodeSelector"}, {"name": "HostName"},
+    {"name": "EvenPodsSpread"}, {"name": "MatchInterPodAffinity"}
+  ],
+  "priorities": [
+    {"name": "LeastRequestedPriority", "weight": 1},
+    {"name": "BalancedResourceAllocation", "weight": 1},
+    {"name": "ServiceSpreadingPriority", "weight": 1},
+    {"name": "InterPodAffinityPriority", "weight": 1},
+    {"name": "EvenPodsSpreadPriority", "weight": 2}
+  ]
+}"#;
+
+/// Zones of the topology bench (`topology.kubernetes.io/zone: zone-0..9`, round-robin).
+pub const TOPOLOGY_ZONES: usize = 10;
+/// Replicas per application in the topology bench: pods `i` and `j` belong to the same
+/// application when `i / TOPOLOGY_GROUP == j / TOPOLOGY_GROUP`.
+pub const TOPOLOGY_GROUP: usize = 100;
+
+/// [`TOPOLOGY_POLICY`] resolved.
+///
+/// # Panics
+/// If the bundled policy does not load (a bug caught by the bench smoke run).
+#[allow(clippy::expect_used)]
+pub fn topology_policy() -> ResolvedPolicy {
+    policy::parse_policy("topology-policy.json", TOPOLOGY_POLICY)
+        .expect("topology policy loads")
+        .resolved
+}
+
+/// [`perf_node`] in zone `zone-{i % TOPOLOGY_ZONES}`.
+pub fn topology_node(i: usize) -> core::Node {
+    let mut n = perf_node(i);
+    n.metadata.labels.get_or_insert_with(BTreeMap::new).insert(
+        "topology.kubernetes.io/zone".to_string(),
+        format!("zone-{}", i % TOPOLOGY_ZONES),
+    );
+    n
+}
+
+/// A snapshot of `nodes` [`topology_node`]s.
+///
+/// # Panics
+/// Never for the fixed template.
+#[allow(clippy::expect_used)]
+pub fn topology_snapshot(nodes: usize) -> Snapshot {
+    let mut s = Snapshot::new();
+    for i in 0..nodes {
+        s.add_node(NodeInfo::from_node(topology_node(i)).expect("valid node"))
+            .expect("unique node");
+    }
+    s
+}
+
+/// [`perf_pod`] of application `app-{i / TOPOLOGY_GROUP}` (label `app`), with scheduler_perf's
+/// `pod-with-pod-anti-affinity.yaml` rule (required anti-affinity to its own application on
+/// `kubernetes.io/hostname`) and a zone spread constraint (maxSkew 1, `DoNotSchedule`) over
+/// its application.
+pub fn topology_pod(i: usize, scheduler_name: &str) -> core::Pod {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    let app = BTreeMap::from([("app".to_string(), format!("app-{}", i / TOPOLOGY_GROUP))]);
+    let selector = || LabelSelector {
+        match_labels: Some(app.clone()),
+        match_expressions: None,
+    };
+    let mut p = perf_pod(i, scheduler_name);
+    p.metadata.labels = Some(app.clone());
+    if let Some(spec) = p.spec.as_mut() {
+        spec.affinity = Some(core::Affinity {
+            pod_anti_affinity: Some(core::PodAntiAffinity {
+                required_during_scheduling_ignored_during_execution: Some(vec![
+                    core::PodAffinityTerm {
+                        label_selector: Some(selector()),
+                        topology_key: "kubernetes.io/hostname".into(),
+                        ..Default::default()
+                    },
+                ]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        spec.topology_spread_constraints = Some(vec![core::TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: "topology.kubernetes.io/zone".into(),
+            when_unsatisfiable: "DoNotSchedule".into(),
+            label_selector: Some(selector()),
+            ..Default::default()
+        }]);
+    }
+    p
+}
+
+/// `n` [`topology_pod`]s as PodInfos.
+///
+/// # Panics
+/// Never for the fixed template.
+#[allow(clippy::expect_used)]
+pub fn topology_pods(n: usize) -> Vec<Arc<PodInfo>> {
+    (0..n)
+        .map(|i| Arc::new(PodInfo::from_pod(topology_pod(i, "mini-scheduler")).expect("valid pod")))
+        .collect()
+}

@@ -306,6 +306,17 @@ impl Cache {
         self.snapshot.remove_stateful_set(namespace, name);
     }
 
+    /// Add or replace a Namespace ([`Snapshot::upsert_namespace`]; labels for pod affinity
+    /// `namespaceSelector`).
+    pub fn upsert_namespace(&mut self, ns: &core::Namespace) {
+        self.snapshot.upsert_namespace(ns);
+    }
+
+    /// Remove a Namespace.
+    pub fn remove_namespace(&mut self, name: &str) {
+        self.snapshot.remove_namespace(name);
+    }
+
     // ---- pods ----
 
     /// Account `key` on its node when the node is present, recording the GPU devices chosen.

@@ -37,8 +37,9 @@
 //! Left out of v1.22: the PodNominator (no preemption here), and the per-plugin event filter
 //! (`UnschedulablePlugins` / `podMatchesEvent`): every move request moves every pod that passes
 //! the optional pre-check, which is what upstream does for pods whose failure named no plugin.
-//! `AssignedPodAdded`/`AssignedPodUpdated` (inter-pod affinity terms) are not modelled either;
-//! the driver may call [`PriorityQueue::move_all_to_active_or_backoff`] with a pre-check instead.
+//! `AssignedPodAdded`/`AssignedPodUpdated` (inter-pod affinity terms) are not separate methods:
+//! the driver calls [`PriorityQueue::move_all_to_active_or_backoff`] with a pre-check that keeps
+//! the pods whose required affinity terms match the assigned pod.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -6,14 +6,14 @@
 //! zone (zones in order of first appearance, nodes in insertion order inside a zone) and listed
 //! round-robin across zones, so a partial search (`percentageOfNodesToScore`) samples every zone.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
 use crate::framework::types::{NodeInfo, PodInfo};
-use crate::labels::LabelSelector;
+use crate::labels::{LabelSelector, Labels};
 
 /// A Service's selector, as spreading uses it.
 #[derive(Debug, Clone)]
@@ -185,6 +185,12 @@ pub struct Snapshot {
     rss: HashMap<(String, String), LabelSelector>,
     sss: HashMap<(String, String), LabelSelector>,
     stats: NodeStats,
+    /// Namespace name → labels (for pod affinity `namespaceSelector`).
+    namespaces: HashMap<String, Labels>,
+    /// Indexes of the nodes with a non-empty [`NodeInfo::pods_with_affinity`].
+    nodes_with_affinity: BTreeSet<u32>,
+    /// Indexes of the nodes with a non-empty [`NodeInfo::pods_with_required_anti_affinity`].
+    nodes_with_required_anti_affinity: BTreeSet<u32>,
 }
 
 impl Snapshot {
@@ -216,6 +222,7 @@ impl Snapshot {
 
     fn refresh(&mut self, i: usize) {
         self.hot[i] = NodeHot::of(&self.nodes[i]);
+        self.refresh_affinity_index(i as u32);
     }
 
     /// Node indexes in NodeTree order.
@@ -345,7 +352,12 @@ impl Snapshot {
         self.stats.account(&removed, false);
         self.hot.swap_remove(i as usize);
         let last = self.nodes.len() as u32;
+        self.nodes_with_affinity.remove(&i);
+        self.nodes_with_required_anti_affinity.remove(&i);
         if i < last {
+            self.nodes_with_affinity.remove(&last);
+            self.nodes_with_required_anti_affinity.remove(&last);
+            self.refresh_affinity_index(i);
             // The former last node now lives at index `i`.
             let moved = self.nodes[i as usize].name.clone();
             self.index.insert(moved, i);
@@ -542,6 +554,80 @@ impl Snapshot {
     }
 }
 
+/// Inter-pod affinity bookkeeping (upstream's `HavePodsWithAffinityList` /
+/// `HavePodsWithRequiredAntiAffinityList`, kept incrementally instead of rebuilt per snapshot)
+/// and Namespace labels for pod affinity `namespaceSelector`.
+impl Snapshot {
+    fn refresh_affinity_index(&mut self, i: u32) {
+        let n = &self.nodes[i as usize];
+        if n.pods_with_affinity.is_empty() {
+            self.nodes_with_affinity.remove(&i);
+        } else {
+            self.nodes_with_affinity.insert(i);
+        }
+        if n.pods_with_required_anti_affinity.is_empty() {
+            self.nodes_with_required_anti_affinity.remove(&i);
+        } else {
+            self.nodes_with_required_anti_affinity.insert(i);
+        }
+    }
+
+    /// True when the affinity node sets list exactly the nodes whose pod lists are non-empty
+    /// (an invariant every mutation keeps; for tests and debug checks).
+    pub fn affinity_index_consistent(&self) -> bool {
+        let with = |f: fn(&NodeInfo) -> bool| -> BTreeSet<u32> {
+            (0..self.nodes.len() as u32)
+                .filter(|&i| f(&self.nodes[i as usize]))
+                .collect()
+        };
+        with(|n| !n.pods_with_affinity.is_empty()) == self.nodes_with_affinity
+            && with(|n| !n.pods_with_required_anti_affinity.is_empty())
+                == self.nodes_with_required_anti_affinity
+    }
+
+    /// Indexes of the nodes running a pod with InterPodAffinity scoring terms
+    /// ([`NodeInfo::pods_with_affinity`]), ascending. Empty means no existing pod can change an
+    /// InterPodAffinity score (checked in O(1)).
+    pub fn nodes_with_affinity(&self) -> &BTreeSet<u32> {
+        &self.nodes_with_affinity
+    }
+
+    /// Indexes of the nodes running a pod with required anti-affinity
+    /// ([`NodeInfo::pods_with_required_anti_affinity`]), ascending.
+    pub fn nodes_with_required_anti_affinity(&self) -> &BTreeSet<u32> {
+        &self.nodes_with_required_anti_affinity
+    }
+
+    /// Add or replace a Namespace (its labels).
+    pub fn upsert_namespace(&mut self, ns: &core::Namespace) {
+        let name = ns.metadata.name.clone().unwrap_or_default();
+        let labels = ns.metadata.labels.clone().unwrap_or_default();
+        self.namespaces.insert(name, labels);
+    }
+
+    /// Remove a Namespace.
+    pub fn remove_namespace(&mut self, name: &str) {
+        self.namespaces.remove(name);
+    }
+
+    /// The labels of Namespace `name`, `None` when unknown (`GetNamespaceLabelsSnapshot`
+    /// treats an unknown namespace as having no labels).
+    pub fn namespace_labels(&self, name: &str) -> Option<&Labels> {
+        self.namespaces.get(name)
+    }
+
+    /// Names of the Namespaces whose labels match `selector` (the namespace lister's `List`).
+    pub fn namespaces_matching<'a>(
+        &'a self,
+        selector: &'a LabelSelector,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        self.namespaces
+            .iter()
+            .filter(|(_, l)| selector.matches(l))
+            .map(|(n, _)| n.as_str())
+    }
+}
+
 /// Store a controller's compiled selector under its `namespace/name`; one that does not compile
 /// selects nothing, so it is removed.
 fn upsert_selector(
@@ -605,6 +691,59 @@ mod tests {
         assert_eq!(order_names(&s), ["n2", "n3", "n4", "n1"]);
         assert!(s.node("n3").is_some() && s.node("n0").is_none());
         assert!(s.hot_rows_consistent());
+    }
+
+    /// The affinity node indexes follow add/remove pod, node update and the swap of
+    /// `remove_node`.
+    #[test]
+    fn affinity_indexes_follow_every_mutation() {
+        use crate::framework::plugins::testutil_topology::{term, with_affinity_terms};
+        let mut s = Snapshot::new();
+        for n in ["n0", "n1", "n2"] {
+            s.add_node(zoned(n, "a")).unwrap();
+        }
+        let anti = with_affinity_terms(
+            "default",
+            "n2",
+            &[],
+            vec![],
+            vec![term(&[("app", "Exists", &[])], "zone")],
+        )
+        .name("anti");
+        let aff = with_affinity_terms(
+            "default",
+            "n1",
+            &[],
+            vec![term(&[("app", "Exists", &[])], "zone")],
+            vec![],
+        )
+        .name("aff");
+        s.add_pod(std::sync::Arc::new(anti.info()), None, None)
+            .unwrap();
+        s.add_pod(std::sync::Arc::new(aff.info()), None, None)
+            .unwrap();
+        let set = |v: &[u32]| v.iter().copied().collect::<BTreeSet<u32>>();
+        assert_eq!(s.nodes_with_required_anti_affinity(), &set(&[2]));
+        assert_eq!(s.nodes_with_affinity(), &set(&[1]));
+        // n0 leaves: n2 moves to index 0.
+        s.remove_node("n0").unwrap();
+        assert_eq!(s.node_index("n2"), Some(0));
+        assert_eq!(s.nodes_with_required_anti_affinity(), &set(&[0]));
+        assert_eq!(s.nodes_with_affinity(), &set(&[1]));
+        assert!(s.affinity_index_consistent());
+        s.update_node(zoned("n2", "b"));
+        assert_eq!(s.nodes_with_required_anti_affinity(), &set(&[0]));
+        assert!(s.remove_pod("n2", "default", "anti"));
+        assert!(s.nodes_with_required_anti_affinity().is_empty());
+        assert!(
+            s.node("n2")
+                .unwrap()
+                .pods_with_required_anti_affinity
+                .is_empty()
+        );
+        assert!(s.remove_pod("n1", "default", "aff"));
+        assert!(s.nodes_with_affinity().is_empty());
+        assert!(s.affinity_index_consistent());
     }
 
     #[test]

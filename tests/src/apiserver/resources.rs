@@ -21,6 +21,8 @@ pub enum Resource {
     Leases,
     /// events.k8s.io/v1 `events`.
     Events,
+    /// core/v1 `namespaces` (cluster-scoped).
+    Namespaces,
 }
 
 /// Static description of a [`Resource`].
@@ -77,10 +79,11 @@ static REPLICASETS: ResourceInfo = info("apps", "replicasets", "ReplicaSet", tru
 static STATEFULSETS: ResourceInfo = info("apps", "statefulsets", "StatefulSet", true, true, true);
 static LEASES: ResourceInfo = info("coordination.k8s.io", "leases", "Lease", true, false, false);
 static EVENTS: ResourceInfo = info("events.k8s.io", "events", "Event", true, false, false);
+static NAMESPACES: ResourceInfo = info("", "namespaces", "Namespace", false, true, false);
 
 impl Resource {
     /// Every served resource.
-    pub const ALL: [Resource; 9] = [
+    pub const ALL: [Resource; 10] = [
         Resource::Pods,
         Resource::Nodes,
         Resource::Services,
@@ -90,6 +93,7 @@ impl Resource {
         Resource::StatefulSets,
         Resource::Leases,
         Resource::Events,
+        Resource::Namespaces,
     ];
 
     /// The static description of this resource.
@@ -104,6 +108,7 @@ impl Resource {
             Resource::StatefulSets => &STATEFULSETS,
             Resource::Leases => &LEASES,
             Resource::Events => &EVENTS,
+            Resource::Namespaces => &NAMESPACES,
         }
     }
 
@@ -233,5 +238,13 @@ mod tests {
             Resource::of::<k8s_openapi::api::core::v1::Event>(),
             Some(Resource::CoreEvents)
         );
+        // Namespaces are cluster-scoped: the list and one object by name.
+        assert_eq!(
+            parse_path("/api/v1/namespaces").map(|t| t.resource),
+            Some(Resource::Namespaces)
+        );
+        let ns = parse_path("/api/v1/namespaces/team-a").expect("namespace");
+        assert_eq!(ns.resource, Resource::Namespaces);
+        assert_eq!((ns.namespace, ns.name.as_deref()), (None, Some("team-a")));
     }
 }

@@ -171,6 +171,7 @@ enum Msg {
     Rc(WatchEvent<core::ReplicationController>),
     Rs(WatchEvent<apps::ReplicaSet>),
     Ss(WatchEvent<apps::StatefulSet>),
+    Namespace(WatchEvent<core::Namespace>),
     Bound {
         pod: Arc<PodInfo>,
         node: String,
@@ -186,7 +187,7 @@ enum BindResult {
     Failed(String),
 }
 
-const KINDS: [Kind; 7] = [
+const KINDS: [Kind; 8] = [
     "nodes",
     "assigned-pods",
     "pending-pods",
@@ -194,6 +195,7 @@ const KINDS: [Kind; 7] = [
     "replicationcontrollers",
     "replicasets",
     "statefulsets",
+    "namespaces",
 ];
 
 fn spawn_watch<K, F>(
@@ -427,6 +429,16 @@ pub async fn run(
         "statefulsets",
         Msg::Ss,
     );
+    // Namespace labels for pod affinity `namespaceSelector` (v1.22 InterPodAffinity lists
+    // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
+    spawn_watch(
+        &mut watches,
+        Api::<core::Namespace>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "namespaces",
+        Msg::Namespace,
+    );
 
     let recorder = EventPublisher {
         client: client.clone(),
@@ -637,6 +649,12 @@ impl Scheduler {
                                 if let Err(e) = self.cache.add_pod(pi.clone()) {
                                     debug!(pod = %key, error = %e, "Cache refused assigned pod");
                                 }
+                                let event = if self.assigned.contains_key(&key) {
+                                    ClusterEvent::AssignedPodUpdate
+                                } else {
+                                    ClusterEvent::AssignedPodAdd
+                                };
+                                self.assigned_pod_event(&pi, event);
                                 self.assigned.insert(key, pi);
                             }
                             Err(e) => {
@@ -719,8 +737,38 @@ impl Scheduler {
                     _ => {}
                 }
             }
+            Msg::Namespace(ev) => {
+                for gone in self.track("namespaces", &ev) {
+                    self.cache.remove_namespace(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        self.cache.upsert_namespace(&o)
+                    }
+                    WatchEvent::Delete(o) => self.cache.remove_namespace(&o.name_any()),
+                    _ => {}
+                }
+            }
             Msg::Bound { pod, node, result } => self.bound(pod, node, result),
         }
+    }
+
+    /// `AssignedPodAdded` / `AssignedPodUpdated` (v1.22 scheduling queue): an assigned pod may
+    /// satisfy the required pod affinity of unschedulable pods; move those whose terms match it.
+    fn assigned_pod_event(&mut self, pod: &PodInfo, event: ClusterEvent) {
+        let ns_labels = self
+            .cache
+            .snapshot()
+            .namespace_labels(&pod.namespace)
+            .cloned();
+        let matches = |p: &PodInfo| {
+            p.pod_affinity
+                .required_affinity
+                .iter()
+                .any(|t| t.matches(&pod.namespace, &pod.labels, ns_labels.as_ref()))
+        };
+        self.queue
+            .move_all_to_active_or_backoff(event, now(), Some(&matches));
     }
 
     fn track<K: Resource>(&mut self, kind: Kind, ev: &WatchEvent<K>) -> Vec<String> {

@@ -8,6 +8,7 @@
 
 pub mod plugins;
 pub mod runtime;
+pub mod topology_terms;
 pub mod types;
 
 use std::any::Any;

@@ -79,6 +79,10 @@ pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>
         plugins::service_affinity::NAME => Box::new(plugins::ServiceAffinity::new(
             args.service_affinity.clone().unwrap_or_default(),
         )),
+        plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::new(
+            args.inter_pod_affinity.hard_pod_affinity_weight,
+        )),
+        plugins::pod_topology_spread::NAME => Box::new(plugins::PodTopologySpread::new()),
         _ => return None,
     })
 }
@@ -106,6 +110,10 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
         plugins::node_prefer_avoid_pods::NAME => Box::new(plugins::NodePreferAvoidPods),
         plugins::node_affinity::NAME => Box::new(plugins::NodeAffinity),
         plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
+        plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::new(
+            args.inter_pod_affinity.hard_pod_affinity_weight,
+        )),
+        plugins::pod_topology_spread::NAME => Box::new(plugins::PodTopologySpread::new()),
         _ => return None,
     })
 }

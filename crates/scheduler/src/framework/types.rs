@@ -13,6 +13,9 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::jiff::Timestamp;
 use thiserror::Error;
 
+use super::topology_terms::{
+    PodAffinityTerms, SpreadConstraint, parse_pod_affinity, parse_spread_constraints,
+};
 use crate::labels::{Labels, NodeSelector};
 use crate::quantity::{self, QuantityError};
 
@@ -167,7 +170,7 @@ impl Resource {
     }
 }
 
-/// A quantity that failed to parse, with the field path it came from.
+/// A pod field that failed to parse, with the field path it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("invalid pod {pod}: field {field}: {source}")]
 pub struct PodError {
@@ -176,7 +179,18 @@ pub struct PodError {
     /// Field path, e.g. `spec.containers[0].resources.requests[cpu]`.
     pub field: String,
     /// What is wrong with the value.
-    pub source: QuantityError,
+    pub source: PodFieldError,
+}
+
+/// What is wrong with a pod field.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PodFieldError {
+    /// A malformed or negative resource quantity.
+    #[error(transparent)]
+    Quantity(#[from] QuantityError),
+    /// A label selector that `metav1.LabelSelectorAsSelector` rejects (the upstream message).
+    #[error("{0}")]
+    Selector(String),
 }
 
 /// A quantity that failed to parse on a node.
@@ -458,6 +472,10 @@ pub struct PodInfo {
     pub gpu_indexes: Option<Vec<u32>>,
     /// True when the pod sets `topologySpreadConstraints` (SelectorSpread then skips it).
     pub has_topology_spread_constraints: bool,
+    /// Inter-pod affinity and anti-affinity terms, selectors compiled (InterPodAffinity).
+    pub pod_affinity: PodAffinityTerms,
+    /// `spec.topologySpreadConstraints`, selectors compiled (PodTopologySpread).
+    pub topology_spread_constraints: Vec<SpreadConstraint>,
     /// True when `metadata.deletionTimestamp` is set.
     pub terminating: bool,
     /// The pod object as read.
@@ -473,7 +491,8 @@ impl PodInfo {
     /// Build from a `v1.Pod`.
     ///
     /// # Errors
-    /// [`PodError`] naming the field when a resource quantity is malformed or negative.
+    /// [`PodError`] naming the field when a resource quantity is malformed or negative, or a
+    /// pod affinity or topology spread label selector does not parse.
     pub fn from_pod(pod: core::Pod) -> Result<PodInfo, PodError> {
         let pod = Arc::new(pod);
         let meta = &pod.metadata;
@@ -483,7 +502,7 @@ impl PodInfo {
         let err = |(field, source): (String, QuantityError)| PodError {
             pod: key.clone(),
             field,
-            source,
+            source: source.into(),
         };
         let spec = pod.spec.clone().unwrap_or_default();
 
@@ -618,6 +637,17 @@ impl PodInfo {
             })
             .collect();
 
+        let selector_err = |(field, message): (String, String)| PodError {
+            pod: key.clone(),
+            field,
+            source: PodFieldError::Selector(message),
+        };
+        let pod_affinity =
+            parse_pod_affinity(&namespace, spec.affinity.as_ref()).map_err(selector_err)?;
+        let topology_spread_constraints =
+            parse_spread_constraints(spec.topology_spread_constraints.as_ref())
+                .map_err(selector_err)?;
+
         let whole = requests.scalar(RESOURCE_GPU);
         let share = requests.scalar(RESOURCE_GPU_MILLI);
         let gpu = if whole > 0 {
@@ -672,6 +702,8 @@ impl PodInfo {
                 .topology_spread_constraints
                 .as_ref()
                 .is_some_and(|c| !c.is_empty()),
+            pod_affinity,
+            topology_spread_constraints,
             terminating: meta.deletion_timestamp.is_some(),
             pod: pod.clone(),
         })
@@ -741,6 +773,14 @@ pub struct NodeInfo {
     pub non_zero_requested: Resource,
     /// Pods on the node, assumed ones included.
     pub pods: Vec<Arc<PodInfo>>,
+    /// The pods on the node with terms InterPodAffinity scoring reads from existing pods
+    /// (required affinity, preferred affinity or anti-affinity;
+    /// [`PodAffinityTerms::has_scoring_terms`]). Upstream's `PodsWithAffinity` also lists pods
+    /// whose only terms are required anti-affinity, which scoring ignores.
+    pub pods_with_affinity: Vec<Arc<PodInfo>>,
+    /// The pods on the node with required anti-affinity terms
+    /// (`NodeInfo.PodsWithRequiredAntiAffinity`).
+    pub pods_with_required_anti_affinity: Vec<Arc<PodInfo>>,
     /// Host ports used by the pods on the node.
     pub used_ports: Vec<HostPort>,
     /// Milli-GPU used on each device; the length is the device count (allocatable
@@ -867,6 +907,8 @@ impl NodeInfo {
             requested: Resource::default(),
             non_zero_requested: Resource::default(),
             pods: Vec::new(),
+            pods_with_affinity: Vec::new(),
+            pods_with_required_anti_affinity: Vec::new(),
             used_ports: Vec::new(),
             gpu_used: vec![0; devices],
             gpu_assignments: BTreeMap::new(),
@@ -923,6 +965,12 @@ impl NodeInfo {
             }
             self.gpu_assignments.insert(pod.key(), idx);
         }
+        if pod.pod_affinity.has_scoring_terms() {
+            self.pods_with_affinity.push(pod.clone());
+        }
+        if !pod.pod_affinity.required_anti_affinity.is_empty() {
+            self.pods_with_required_anti_affinity.push(pod.clone());
+        }
         self.pods.push(pod);
     }
 
@@ -937,6 +985,14 @@ impl NodeInfo {
             return false;
         };
         let pod = self.pods.swap_remove(pos);
+        for list in [
+            &mut self.pods_with_affinity,
+            &mut self.pods_with_required_anti_affinity,
+        ] {
+            if let Some(i) = list.iter().position(|p| Arc::ptr_eq(p, &pod)) {
+                list.swap_remove(i);
+            }
+        }
         self.requested.sub(&pod.requests);
         self.non_zero_requested.milli_cpu = self
             .non_zero_requested

@@ -62,6 +62,8 @@ pub const IMPLEMENTED_FILTER_PLUGINS: &[&str] = &[
     "TaintToleration",
     "NodeLabel",
     "ServiceAffinity",
+    "PodTopologySpread",
+    "InterPodAffinity",
 ];
 
 /// Score plugins mini-scheduler implements, by framework name.
@@ -77,6 +79,8 @@ pub const IMPLEMENTED_SCORE_PLUGINS: &[&str] = &[
     "NodePreferAvoidPods",
     "NodeAffinity",
     "TaintToleration",
+    "InterPodAffinity",
+    "PodTopologySpread",
 ];
 
 /// Whether this build calls HTTP extenders (it does: [`crate::extender`]). Were it false, a
@@ -1498,7 +1502,9 @@ mod tests {
             suggest_predicate("MatchInterPodAfinity"),
             Some("MatchInterPodAffinity")
         );
-        assert!(!is_implemented_name("MatchInterPodAffinity"));
+        assert!(is_implemented_name("MatchInterPodAffinity"));
+        assert!(is_implemented_name("EvenPodsSpreadPriority"));
+        assert!(!is_implemented_name("MaxCinderVolumeCount"));
         assert!(is_implemented_name("PodFitsPorts") && is_implemented_name("EqualPriority"));
         assert!(is_implemented_name("CheckNodeLabelPresence"));
         assert!(is_implemented_name("ImageLocalityPriority"));
@@ -1531,8 +1537,12 @@ mod tests {
                 "NodeAffinity",
                 "NodePorts",
                 "NodeResourcesFit",
-                "VolumeRestrictions"
+                "VolumeRestrictions",
             ]
+        );
+        assert_eq!(
+            &filters[filters.len() - 2..],
+            ["PodTopologySpread", "InterPodAffinity"]
         );
         let scores: Vec<(&str, i64)> = d.scores.iter().map(|s| (s.plugin, s.weight)).collect();
         for want in [
@@ -1542,6 +1552,8 @@ mod tests {
             ("NodeAffinity", 1),
             ("NodePreferAvoidPods", 10000),
             ("TaintToleration", 1),
+            ("InterPodAffinity", 1),
+            ("PodTopologySpread", 2),
             ("SelectorSpread", 1),
         ] {
             assert!(scores.contains(&want), "{want:?} in {scores:?}");

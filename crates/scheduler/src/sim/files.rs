@@ -1,5 +1,6 @@
 //! Reading clusters from files: what `kubectl get -o yaml` prints (multi-document YAML, or a
-//! `v1 List`) of Nodes, Pods, Services, ReplicationControllers, ReplicaSets and StatefulSets.
+//! `v1 List`) of Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets and
+//! Namespaces (their labels feed pod affinity `namespaceSelector`).
 //! JSON is accepted too (it is YAML).
 
 use std::path::Path;
@@ -42,7 +43,8 @@ fn add_object(
         .to_string();
     match (api_version.as_str(), kind.as_str()) {
         ("v1", "List") | (_, "NodeList") | (_, "PodList") | (_, "ServiceList")
-        | (_, "ReplicationControllerList") | (_, "ReplicaSetList") | (_, "StatefulSetList") => {
+        | (_, "ReplicationControllerList") | (_, "ReplicaSetList") | (_, "StatefulSetList")
+        | (_, "NamespaceList") => {
             let items = value
                 .get("items")
                 .and_then(|i| i.as_array())
@@ -75,6 +77,9 @@ fn add_object(
         ("apps/v1", "StatefulSet") => cluster
             .stateful_sets
             .push(decode::<apps::StatefulSet>(file, doc, &kind, value)?),
+        ("v1", "Namespace") => cluster
+            .namespaces
+            .push(decode::<core::Namespace>(file, doc, &kind, value)?),
         ("", "") => {
             return Err(SimError::Decode {
                 file: file.to_string(),
@@ -84,7 +89,7 @@ fn add_object(
             });
         }
         _ => cluster.warnings.push(format!(
-            "{file}: document {doc}: ignoring {api_version} {kind} (simulate reads Nodes, Pods, Services, ReplicationControllers, ReplicaSets and StatefulSets)"
+            "{file}: document {doc}: ignoring {api_version} {kind} (simulate reads Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets and Namespaces)"
         )),
     }
     Ok(())

@@ -41,6 +41,8 @@ pub struct Cluster {
     pub replica_sets: Vec<apps::ReplicaSet>,
     /// StatefulSets.
     pub stateful_sets: Vec<apps::StatefulSet>,
+    /// Namespaces (labels for pod affinity `namespaceSelector`).
+    pub namespaces: Vec<core::Namespace>,
     /// Things read but ignored.
     pub warnings: Vec<String>,
 }
@@ -269,6 +271,9 @@ pub fn simulate(
     }
     for ss in &cluster.stateful_sets {
         snapshot.upsert_stateful_set(ss);
+    }
+    for ns in &cluster.namespaces {
+        snapshot.upsert_namespace(ns);
     }
 
     let total_pods = cluster.pods.len();

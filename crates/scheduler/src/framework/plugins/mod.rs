@@ -5,6 +5,7 @@ pub mod balanced_allocation;
 pub mod gpu_share;
 pub mod helper;
 pub mod image_locality;
+pub mod inter_pod_affinity;
 pub mod least_allocated;
 pub mod most_allocated;
 pub mod node_affinity;
@@ -14,6 +15,7 @@ pub mod node_ports;
 pub mod node_prefer_avoid_pods;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod pod_topology_spread;
 pub mod requested_to_capacity_ratio;
 pub mod selector_spread;
 pub mod service_affinity;
@@ -22,10 +24,13 @@ pub mod volume_restrictions;
 
 #[cfg(test)]
 pub(crate) mod testutil;
+#[cfg(test)]
+pub(crate) mod testutil_topology;
 
 pub use balanced_allocation::BalancedAllocation;
 pub use gpu_share::GpuShare;
 pub use image_locality::ImageLocality;
+pub use inter_pod_affinity::InterPodAffinity;
 pub use least_allocated::LeastAllocated;
 pub use most_allocated::MostAllocated;
 pub use node_affinity::NodeAffinity;
@@ -35,6 +40,7 @@ pub use node_ports::NodePorts;
 pub use node_prefer_avoid_pods::NodePreferAvoidPods;
 pub use node_resources_fit::NodeResourcesFit;
 pub use node_unschedulable::NodeUnschedulable;
+pub use pod_topology_spread::PodTopologySpread;
 pub use requested_to_capacity_ratio::RequestedToCapacityRatio;
 pub use selector_spread::SelectorSpread;
 pub use service_affinity::ServiceAffinity;
