@@ -4,4 +4,5 @@
 //! the real `kube::Client`; [`replica`] runs scheduler replicas in cluster mode against it.
 
 pub mod apiserver;
+pub mod configmap;
 pub mod replica;

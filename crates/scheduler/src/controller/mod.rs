@@ -23,6 +23,7 @@
 //!   then [`RunOutcome::Shutdown`].
 
 pub mod metrics;
+pub mod reload;
 pub mod replica;
 
 use std::collections::{HashMap, HashSet};
@@ -85,6 +86,9 @@ pub struct RunConfig {
     pub write_qps: f64,
     /// Burst above `write_qps` (`--kube-api-burst`).
     pub write_burst: u32,
+    /// Validated policies from the hot reload ([`reload::watch_policy_file`]); each is swapped
+    /// in between two scheduling cycles. `None`: the policy never changes.
+    pub policy_updates: Option<reload::PolicyUpdates>,
 }
 
 /// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
@@ -456,10 +460,15 @@ pub async fn run(
     // lapse the loop did not observe) ends the run like a loss.
     let mut term: Option<(Option<String>, i32)> = None;
     let mut last_unschedulable_flush = now();
+    let mut policy_updates = s.cfg.policy_updates.take();
     let outcome = loop {
         // Apply every event already received before deciding anything.
         while let Ok(m) = rx.try_recv() {
             s.handle(m);
+        }
+        // A reloaded policy takes effect here, between two scheduling cycles.
+        if let Some(u) = policy_updates.as_mut().and_then(reload_pending) {
+            s.apply_policy(&u);
         }
         let current = leader
             .current_term()
@@ -507,6 +516,18 @@ pub async fn run(
                     warn!(pod = %key, "Assumed pod expired without being seen bound");
                 }
             }
+            open = policy_changed(&mut policy_updates), if policy_updates.is_some() => {
+                // `changed()` marked it seen: apply it now. Closed: no more reloads.
+                match policy_updates.as_mut() {
+                    Some(rx) if open => {
+                        let update = rx.borrow_and_update().clone();
+                        if let Some(u) = update {
+                            s.apply_policy(&u);
+                        }
+                    }
+                    _ => policy_updates = None,
+                }
+            }
             r = state.changed(), if !state_closed => {
                 // A closed channel (the elector stopped, or election is off) stays closed:
                 // stop polling it, or this select would spin.
@@ -541,7 +562,38 @@ pub async fn run(
     Ok(outcome)
 }
 
+/// Resolves when a policy is published (`true`) or the channel closes (`false`).
+async fn policy_changed(rx: &mut Option<reload::PolicyUpdates>) -> bool {
+    match rx {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
+/// The newest policy published since the last look, if any.
+fn reload_pending(rx: &mut reload::PolicyUpdates) -> Option<Arc<reload::PolicyUpdate>> {
+    if !rx.has_changed().unwrap_or(false) {
+        return None;
+    }
+    rx.borrow_and_update().clone()
+}
+
 impl Scheduler {
+    /// Swap in a reloaded policy: the next cycle runs its plugins. Pods found unschedulable
+    /// under the old policy are retried (they may fit now).
+    fn apply_policy(&mut self, u: &reload::PolicyUpdate) {
+        self.fwk = u.framework.clone();
+        let moved =
+            self.queue
+                .move_all_to_active_or_backoff(ClusterEvent::PolicyChange, now(), None);
+        info!(
+            file = %u.source.display(),
+            generation = u.generation,
+            unschedulable_pods_retried = moved,
+            "Reloaded policy in force"
+        );
+    }
+
     fn synced(&self) -> bool {
         let all = self.tracked.values().all(|t| t.synced);
         if all {
