@@ -5,4 +5,5 @@
 
 pub mod apiserver;
 pub mod configmap;
+pub mod manifests;
 pub mod replica;
