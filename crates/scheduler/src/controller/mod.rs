@@ -22,6 +22,7 @@
 //!   as kube-scheduler does); shutdown: scheduling stops, in-flight bindings get a grace period,
 //!   then [`RunOutcome::Shutdown`].
 
+pub mod events;
 pub mod metrics;
 pub mod reload;
 pub mod replica;
@@ -312,7 +313,7 @@ struct Malformed {
 struct Scheduler {
     cfg: RunConfig,
     client: Client,
-    recorder: EventPublisher,
+    recorder: events::EventRecorder,
     fwk: Arc<Framework>,
     algo: Algorithm,
     cache: Cache,
@@ -421,11 +422,11 @@ pub async fn run(
         Msg::Ss,
     );
 
-    let recorder = EventPublisher {
-        client: client.clone(),
-        controller: cfg.scheduler_name.clone(),
-        instance: cfg.identity.clone(),
-    };
+    let recorder = events::EventRecorder::new(
+        client.clone(),
+        cfg.scheduler_name.clone(),
+        cfg.identity.clone(),
+    );
     let mut s = Scheduler {
         algo: Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed),
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
@@ -460,6 +461,7 @@ pub async fn run(
     // lapse the loop did not observe) ends the run like a loss.
     let mut term: Option<(Option<String>, i32)> = None;
     let mut last_unschedulable_flush = now();
+    let (mut last_series_finish, mut last_series_refresh) = (now(), now());
     let mut policy_updates = s.cfg.policy_updates.take();
     let outcome = loop {
         // Apply every event already received before deciding anything.
@@ -514,6 +516,15 @@ pub async fn run(
                 }
                 for key in s.cache.cleanup_expired(t) {
                     warn!(pod = %key, "Assumed pod expired without being seen bound");
+                }
+                // Event series: final counts every 6 min, open series rewritten every 30.
+                if t.duration_since(last_series_finish) >= events::FINISH_PERIOD {
+                    let refresh = t.duration_since(last_series_refresh) >= events::REFRESH_PERIOD;
+                    if refresh {
+                        last_series_refresh = t;
+                    }
+                    last_series_finish = t;
+                    s.event_housekeeping(refresh);
                 }
             }
             open = policy_changed(&mut policy_updates), if policy_updates.is_some() => {
@@ -1024,6 +1035,29 @@ impl Scheduler {
         self.requeue(qp);
     }
 
+    /// Write the event series' periodic updates, each behind the rate limiter and the
+    /// leadership fence (a replica that does not lead writes nothing).
+    fn event_housekeeping(&self, refresh: bool) {
+        let writes = self.recorder.housekeeping(refresh);
+        let Some(guard) = self.leader.leadership() else {
+            return;
+        };
+        if writes.is_empty() {
+            return;
+        }
+        let recorder = self.recorder.clone();
+        let limiter = self.limiter.clone();
+        tokio::spawn(async move {
+            for w in writes {
+                limiter.acquire().await;
+                if guard.check().is_err() {
+                    return;
+                }
+                recorder.write(w).await;
+            }
+        });
+    }
+
     /// FailedScheduling event and `PodScheduled=False` (reason `Unschedulable`), written in the
     /// background; each write only if the leadership fence still holds right before it.
     fn report_failure(&self, pod: Arc<core::Pod>, message: String) {
@@ -1068,66 +1102,6 @@ impl Scheduler {
                 debug!(pod = %format!("{ns}/{name}"), error = %e, "Updating PodScheduled condition failed");
             }
         });
-    }
-}
-
-/// Writes `events.k8s.io/v1` Events as kube-scheduler's event recorder does (one Event per
-/// occurrence, named `<object>.<hex nanoseconds>`, `reportingController` = scheduler name,
-/// `reportingInstance` = replica identity). kube-runtime's `Recorder` is not used: it scans its
-/// whole series cache on every publish, which is quadratic in the number of pods scheduled.
-#[derive(Clone)]
-struct EventPublisher {
-    client: Client,
-    controller: String,
-    instance: String,
-}
-
-/// Longest `note` the API server accepts (1 KiB).
-const EVENT_NOTE_MAX: usize = 1024;
-
-impl EventPublisher {
-    async fn publish(
-        &self,
-        pod: &core::Pod,
-        type_: &str,
-        reason: &str,
-        action: &str,
-        mut note: String,
-    ) {
-        use k8s_openapi::api::events::v1::Event;
-        if note.len() > EVENT_NOTE_MAX {
-            let mut cut = EVENT_NOTE_MAX;
-            while !note.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            note.truncate(cut);
-        }
-        let ns = pod.namespace().unwrap_or_else(|| "default".into());
-        let now = k8s_openapi::jiff::Timestamp::now();
-        let ev = Event {
-            metadata: ObjectMeta {
-                name: Some(format!("{}.{:x}", pod.name_any(), now.as_nanosecond())),
-                namespace: Some(ns.clone()),
-                ..Default::default()
-            },
-            event_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
-                now,
-            )),
-            action: Some(action.into()),
-            reason: Some(reason.into()),
-            note: Some(note),
-            type_: Some(type_.into()),
-            regarding: Some(pod.object_ref(&())),
-            reporting_controller: Some(self.controller.clone()),
-            reporting_instance: Some(self.instance.clone()),
-            ..Default::default()
-        };
-        if let Err(e) = Api::<Event>::namespaced(self.client.clone(), &ns)
-            .create(&PostParams::default(), &ev)
-            .await
-        {
-            debug!(error = %e, reason, "Recording event failed");
-        }
     }
 }
 
