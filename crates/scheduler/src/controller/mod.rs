@@ -18,6 +18,11 @@
 //! - every Binding carries annotations naming the replica and the lease term
 //!   ([`ANNOTATION_SCHEDULED_BY`], [`ANNOTATION_LEASE_UID`], [`ANNOTATION_LEASE_TRANSITIONS`]),
 //!   which the API server copies onto the pod.
+//! - events go through [`events::EventRecorder`], which aggregates recurring ones into a series
+//!   as client-go's events library does (one Event object per unschedulable pod, not one per
+//!   attempt);
+//! - a policy reloaded from `--policy-config-file` ([`reload`]) is swapped in between two
+//!   scheduling cycles, and unschedulable pods are retried under it;
 //! - leadership lost: [`run`] returns [`RunOutcome::LeadershipLost`] at once (the binary exits 1,
 //!   as kube-scheduler does); shutdown: scheduling stops, in-flight bindings get a grace period,
 //!   then [`RunOutcome::Shutdown`].
