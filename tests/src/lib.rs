@@ -5,5 +5,7 @@
 //! [`extender`] is a scheduler extender served over loopback HTTP(S).
 
 pub mod apiserver;
+pub mod configmap;
 pub mod extender;
+pub mod manifests;
 pub mod replica;

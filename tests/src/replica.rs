@@ -68,6 +68,7 @@ pub fn run_config(identity: &str) -> RunConfig {
         write_qps: 0.0,
         write_burst: 0,
         seed: SEED,
+        policy_updates: None,
     }
 }
 
@@ -162,13 +163,26 @@ pub async fn spawn_replica_with(
     election: bool,
     run: RunConfig,
 ) -> ReplicaHandle {
-    let client = api.client(id);
     let cfg = ReplicaConfig {
         run,
         election: election.then(|| fast_election(id)),
         election_client: None,
     };
-    let registry = prometheus::Registry::new();
+    spawn_replica_with_config(api, id, cfg, prometheus::Registry::new()).await
+}
+
+/// Starts replica `id` with its own client `api.client(id)`, the given settings and
+/// `registry` (which may already hold metrics, e.g. the policy reload's).
+///
+/// # Panics
+/// If the replica fails before it starts its elector.
+pub async fn spawn_replica_with_config(
+    api: &ApiServer,
+    id: &str,
+    cfg: ReplicaConfig,
+    registry: prometheus::Registry,
+) -> ReplicaHandle {
+    let client = api.client(id);
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
     let (probes_tx, probes_rx) = oneshot::channel::<ReplicaProbes>();
     let reg = registry.clone();

@@ -13,6 +13,7 @@ use axum::routing::get;
 use clap::ArgAction;
 use election::{LeaderElectionConfig, default_identity, pod_namespace};
 use prometheus::{Encoder, Registry, TextEncoder};
+use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
 use scheduler::controller::{RunConfig, RunOutcome};
 use scheduler::policy;
@@ -37,7 +38,9 @@ pub struct RunArgs {
     )]
     pub scheduler_name: String,
     /// Legacy Policy file (JSON or YAML); absent = the v1.22 DefaultProvider plugins this build
-    /// implements.
+    /// implements. Watched: a valid new version is swapped in between scheduling cycles, an
+    /// invalid one is logged and counted (scheduler_policy_reloads_total{result="failure"})
+    /// while the running policy stays.
     #[arg(long, env = "MINI_SCHEDULER_POLICY_CONFIG_FILE", value_name = "FILE")]
     pub policy_config_file: Option<PathBuf>,
     /// Start a leader election client and gain leadership before scheduling.
@@ -280,6 +283,20 @@ pub async fn run(args: RunArgs) -> ExitCode {
         }
     };
     let registry = Registry::new();
+    // Hot reload of the policy file (a ConfigMap volume updates it in place); the watcher
+    // lives as long as this function.
+    let (policy_updates, _policy_watcher) = match &args.policy_config_file {
+        Some(path) => {
+            match watch_policy_file(path, resolved.clone(), &registry, ReloadConfig::default()) {
+                Ok((updates, watcher)) => (Some(updates), Some(watcher)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_BAD_INPUT);
+                }
+            }
+        }
+        None => (None, None),
+    };
     let cfg = ReplicaConfig {
         run: RunConfig {
             scheduler_name: args.scheduler_name.clone(),
@@ -291,6 +308,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             seed: rand_seed(),
             write_qps: args.kube_api_qps,
             write_burst: args.kube_api_burst,
+            policy_updates,
         },
         election,
         election_client: Some(election_client),

@@ -181,3 +181,133 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
     assert_eq!(spec.lease_duration_seconds, Some(1));
     api.shutdown().await;
 }
+
+/// The binary with `--policy-config-file` in a ConfigMap-style volume: a broken version is
+/// counted in /metrics and the process keeps running and scheduling; a fixed one is reloaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_reloads_the_policy_file_and_survives_a_bad_one() {
+    const GOOD: &str = r#"{"kind": "Policy", "apiVersion": "v1",
+ "predicates": [{"name": "PodFitsResources"}],
+ "priorities": [{"name": "LeastRequestedPriority", "weight": 1}]}
+"#;
+    const BAD: &str = "{\"kind\": \"Policy\", \"apiVersion\": \"v1\",\n \"predicates\": [{\"name\": \"PodFitsResourcez\"}]}\n";
+    const MOST: &str = r#"{"kind": "Policy", "apiVersion": "v1",
+ "priorities": [{"name": "MostRequestedPriority", "weight": 2}]}
+"#;
+    let api = ApiServer::start().await;
+    api.seed(&Node {
+        metadata: ObjectMeta {
+            name: Some("node-1".into()),
+            ..Default::default()
+        },
+        spec: None,
+        status: Some(NodeStatus {
+            allocatable: Some(q(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
+            ..Default::default()
+        }),
+    })
+    .unwrap();
+    let mut volume = tests::configmap::ConfigMapVolume::new(
+        "mini-scheduler-e2e-reload",
+        "policy-config-file.json",
+        GOOD,
+    );
+    let kubeconfig = volume.dir().join("..kubeconfig");
+    api.write_kubeconfig(&kubeconfig).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+        .args([
+            "run",
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--admin-address",
+            &format!("127.0.0.1:{port}"),
+            "--leader-elect=false",
+            "--policy-config-file",
+            volume.file().to_str().unwrap(),
+        ])
+        .env("POD_NAME", "e2e-reload")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let metric = async |line: &str| {
+        http_get(port, "/metrics")
+            .await
+            .filter(|(c, m)| *c == 200 && m.lines().any(|l| l == line))
+    };
+    wait_for("/readyz", async || {
+        http_get(port, "/readyz").await.filter(|(c, _)| *c == 200)
+    })
+    .await;
+    assert!(
+        metric(r#"scheduler_policy_reloads_total{result="failure"} 0"#)
+            .await
+            .is_some()
+    );
+
+    volume.update(BAD);
+    wait_for("the failed reload in /metrics", async || {
+        metric(r#"scheduler_policy_reloads_total{result="failure"} 1"#).await
+    })
+    .await;
+    assert!(metric("scheduler_policy_file_rejected 1").await.is_some());
+    // Still scheduling with the policy it had.
+    api.seed(&Pod {
+        metadata: ObjectMeta {
+            name: Some("after-bad".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            scheduler_name: Some("mini-scheduler".into()),
+            containers: vec![Container {
+                name: "c".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    })
+    .unwrap();
+    wait_for("the pod to be bound after the bad reload", async || {
+        api.get::<Pod>("default", "after-bad")
+            .and_then(|p| p.spec.and_then(|s| s.node_name))
+    })
+    .await;
+
+    volume.update(MOST);
+    wait_for("the successful reload in /metrics", async || {
+        metric(r#"scheduler_policy_reloads_total{result="success"} 1"#).await
+    })
+    .await;
+    assert!(metric("scheduler_policy_file_rejected 0").await.is_some());
+
+    let pid = child.id().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("exits after SIGTERM")
+        .unwrap();
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut stderr).await;
+    }
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let file = volume.file().display().to_string();
+    assert!(
+        stderr.contains(&format!("{file}:2:")) && stderr.contains("PodFitsResourcez"),
+        "the rejection names file:line:column: {stderr}"
+    );
+    assert!(stderr.contains("Reloaded policy in force"), "{stderr}");
+    api.shutdown().await;
+}

@@ -179,6 +179,8 @@ pub enum ClusterEvent {
     AssignedPodUpdate,
     /// The pod waited in unschedulableQ longer than the interval.
     UnschedulableTimeout,
+    /// A reloaded policy was swapped in (mini-scheduler's hot reload; no upstream event).
+    PolicyChange,
 }
 
 impl ClusterEvent {
@@ -191,6 +193,7 @@ impl ClusterEvent {
             ClusterEvent::AssignedPodAdd => "AssignedPodAdd",
             ClusterEvent::AssignedPodUpdate => "AssignedPodUpdate",
             ClusterEvent::UnschedulableTimeout => "UnschedulableTimeout",
+            ClusterEvent::PolicyChange => "PolicyChange",
         }
     }
 }

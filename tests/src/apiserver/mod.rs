@@ -37,6 +37,7 @@
 //! schema validation beyond what is documented on [`ApiServer`].
 
 mod faults;
+mod requests;
 pub mod resources;
 pub mod selectors;
 pub mod status;
@@ -60,6 +61,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 pub use faults::ClientFaults;
 use faults::FaultTable;
+pub use requests::RequestRecord;
 pub use resources::Resource;
 use resources::{Target, parse_path};
 use selectors::{FieldSelector, LabelSelector};
@@ -74,6 +76,8 @@ pub const HEADER_CLIENT_IDENTITY: &str = "x-client-identity";
 
 struct Shared {
     state: Mutex<State>,
+    /// Every request received, in arrival order ([`ApiServer::requests`]).
+    requests: Mutex<Vec<RequestRecord>>,
     faults: Arc<FaultTable>,
     bookmark_interval: Option<Duration>,
 }
@@ -117,6 +121,7 @@ impl ApiServerBuilder {
         let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
             state: Mutex::new(State::new(self.history_limit)),
+            requests: Mutex::new(Vec::new()),
             faults: Arc::new(FaultTable::default()),
             bookmark_interval: self.bookmark_interval,
         });
@@ -272,6 +277,17 @@ impl ApiServer {
     /// included), in the order the server applied them.
     pub fn writes(&self) -> Vec<WriteRecord> {
         self.shared.lock().writes()
+    }
+
+    /// Every request received so far (reads, watches and writes; failed and fault-injected
+    /// ones included), in arrival order, with the verb, group, resource, subresource and
+    /// namespace an RBAC authorizer would check.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The current global resourceVersion.
@@ -552,6 +568,12 @@ async fn handle(
 ) -> Response {
     let client = identity(&headers);
     let target = parse_path(uri.path());
+    {
+        let mut r = requests::record(&client, &method, uri.path(), uri.query(), target.as_ref());
+        let mut all = shared.requests.lock().unwrap_or_else(|e| e.into_inner());
+        r.seq = all.len() as u64;
+        all.push(r);
+    }
     let is_write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
     let record = |st: &mut State, code: u16, rv: Option<String>, name: Option<String>| {
         if !is_write {

@@ -22,11 +22,18 @@
 //!   calls block); an extender that binds the pod (`extendersBinding`) does so from the binding
 //!   task on the blocking pool, behind the same fence check as a Binding write, and writes no
 //!   Binding annotations (the extender creates the Binding).
+//! - events go through [`events::EventRecorder`], which aggregates recurring ones into a series
+//!   as client-go's events library does (one Event object per unschedulable pod, not one per
+//!   attempt);
+//! - a policy reloaded from `--policy-config-file` ([`reload`]) is swapped in between two
+//!   scheduling cycles, and unschedulable pods are retried under it;
 //! - leadership lost: [`run`] returns [`RunOutcome::LeadershipLost`] at once (the binary exits 1,
 //!   as kube-scheduler does); shutdown: scheduling stops, in-flight bindings get a grace period,
 //!   then [`RunOutcome::Shutdown`].
 
+pub mod events;
 pub mod metrics;
+pub mod reload;
 pub mod replica;
 
 use std::collections::{HashMap, HashSet};
@@ -90,6 +97,9 @@ pub struct RunConfig {
     pub write_qps: f64,
     /// Burst above `write_qps` (`--kube-api-burst`).
     pub write_burst: u32,
+    /// Validated policies from the hot reload ([`reload::watch_policy_file`]); each is swapped
+    /// in between two scheduling cycles. `None`: the policy never changes.
+    pub policy_updates: Option<reload::PolicyUpdates>,
 }
 
 /// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
@@ -318,7 +328,7 @@ struct Malformed {
 struct Scheduler {
     cfg: RunConfig,
     client: Client,
-    recorder: EventPublisher,
+    recorder: events::EventRecorder,
     fwk: Arc<Framework>,
     algo: Algorithm,
     cache: Cache,
@@ -440,11 +450,11 @@ pub async fn run(
         Msg::Namespace,
     );
 
-    let recorder = EventPublisher {
-        client: client.clone(),
-        controller: cfg.scheduler_name.clone(),
-        instance: cfg.identity.clone(),
-    };
+    let recorder = events::EventRecorder::new(
+        client.clone(),
+        cfg.scheduler_name.clone(),
+        cfg.identity.clone(),
+    );
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
     algo.set_extenders(extenders.clone());
     let mut s = Scheduler {
@@ -482,10 +492,16 @@ pub async fn run(
     // lapse the loop did not observe) ends the run like a loss.
     let mut term: Option<(Option<String>, i32)> = None;
     let mut last_unschedulable_flush = now();
+    let (mut last_series_finish, mut last_series_refresh) = (now(), now());
+    let mut policy_updates = s.cfg.policy_updates.take();
     let outcome = loop {
         // Apply every event already received before deciding anything.
         while let Ok(m) = rx.try_recv() {
             s.handle(m);
+        }
+        // A reloaded policy takes effect here, between two scheduling cycles.
+        if let Some(u) = policy_updates.as_mut().and_then(reload_pending) {
+            s.apply_policy(&u);
         }
         let current = leader
             .current_term()
@@ -532,6 +548,27 @@ pub async fn run(
                 for key in s.cache.cleanup_expired(t) {
                     warn!(pod = %key, "Assumed pod expired without being seen bound");
                 }
+                // Event series: final counts every 6 min, open series rewritten every 30.
+                if t.duration_since(last_series_finish) >= events::FINISH_PERIOD {
+                    let refresh = t.duration_since(last_series_refresh) >= events::REFRESH_PERIOD;
+                    if refresh {
+                        last_series_refresh = t;
+                    }
+                    last_series_finish = t;
+                    s.event_housekeeping(refresh);
+                }
+            }
+            open = policy_changed(&mut policy_updates), if policy_updates.is_some() => {
+                // `changed()` marked it seen: apply it now. Closed: no more reloads.
+                match policy_updates.as_mut() {
+                    Some(rx) if open => {
+                        let update = rx.borrow_and_update().clone();
+                        if let Some(u) = update {
+                            s.apply_policy(&u);
+                        }
+                    }
+                    _ => policy_updates = None,
+                }
             }
             r = state.changed(), if !state_closed => {
                 // A closed channel (the elector stopped, or election is off) stays closed:
@@ -567,7 +604,38 @@ pub async fn run(
     Ok(outcome)
 }
 
+/// Resolves when a policy is published (`true`) or the channel closes (`false`).
+async fn policy_changed(rx: &mut Option<reload::PolicyUpdates>) -> bool {
+    match rx {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
+/// The newest policy published since the last look, if any.
+fn reload_pending(rx: &mut reload::PolicyUpdates) -> Option<Arc<reload::PolicyUpdate>> {
+    if !rx.has_changed().unwrap_or(false) {
+        return None;
+    }
+    rx.borrow_and_update().clone()
+}
+
 impl Scheduler {
+    /// Swap in a reloaded policy: the next cycle runs its plugins. Pods found unschedulable
+    /// under the old policy are retried (they may fit now).
+    fn apply_policy(&mut self, u: &reload::PolicyUpdate) {
+        self.fwk = u.framework.clone();
+        let moved =
+            self.queue
+                .move_all_to_active_or_backoff(ClusterEvent::PolicyChange, now(), None);
+        info!(
+            file = %u.source.display(),
+            generation = u.generation,
+            unschedulable_pods_retried = moved,
+            "Reloaded policy in force"
+        );
+    }
+
     fn synced(&self) -> bool {
         let all = self.tracked.values().all(|t| t.synced);
         if all {
@@ -1047,6 +1115,29 @@ impl Scheduler {
         self.requeue(qp);
     }
 
+    /// Write the event series' periodic updates, each behind the rate limiter and the
+    /// leadership fence (a replica that does not lead writes nothing).
+    fn event_housekeeping(&self, refresh: bool) {
+        let writes = self.recorder.housekeeping(refresh);
+        let Some(guard) = self.leader.leadership() else {
+            return;
+        };
+        if writes.is_empty() {
+            return;
+        }
+        let recorder = self.recorder.clone();
+        let limiter = self.limiter.clone();
+        tokio::spawn(async move {
+            for w in writes {
+                limiter.acquire().await;
+                if guard.check().is_err() {
+                    return;
+                }
+                recorder.write(w).await;
+            }
+        });
+    }
+
     /// FailedScheduling event and `PodScheduled=False` (reason `Unschedulable`), written in the
     /// background; each write only if the leadership fence still holds right before it.
     fn report_failure(&self, pod: Arc<core::Pod>, message: String) {
@@ -1091,66 +1182,6 @@ impl Scheduler {
                 debug!(pod = %format!("{ns}/{name}"), error = %e, "Updating PodScheduled condition failed");
             }
         });
-    }
-}
-
-/// Writes `events.k8s.io/v1` Events as kube-scheduler's event recorder does (one Event per
-/// occurrence, named `<object>.<hex nanoseconds>`, `reportingController` = scheduler name,
-/// `reportingInstance` = replica identity). kube-runtime's `Recorder` is not used: it scans its
-/// whole series cache on every publish, which is quadratic in the number of pods scheduled.
-#[derive(Clone)]
-struct EventPublisher {
-    client: Client,
-    controller: String,
-    instance: String,
-}
-
-/// Longest `note` the API server accepts (1 KiB).
-const EVENT_NOTE_MAX: usize = 1024;
-
-impl EventPublisher {
-    async fn publish(
-        &self,
-        pod: &core::Pod,
-        type_: &str,
-        reason: &str,
-        action: &str,
-        mut note: String,
-    ) {
-        use k8s_openapi::api::events::v1::Event;
-        if note.len() > EVENT_NOTE_MAX {
-            let mut cut = EVENT_NOTE_MAX;
-            while !note.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            note.truncate(cut);
-        }
-        let ns = pod.namespace().unwrap_or_else(|| "default".into());
-        let now = k8s_openapi::jiff::Timestamp::now();
-        let ev = Event {
-            metadata: ObjectMeta {
-                name: Some(format!("{}.{:x}", pod.name_any(), now.as_nanosecond())),
-                namespace: Some(ns.clone()),
-                ..Default::default()
-            },
-            event_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
-                now,
-            )),
-            action: Some(action.into()),
-            reason: Some(reason.into()),
-            note: Some(note),
-            type_: Some(type_.into()),
-            regarding: Some(pod.object_ref(&())),
-            reporting_controller: Some(self.controller.clone()),
-            reporting_instance: Some(self.instance.clone()),
-            ..Default::default()
-        };
-        if let Err(e) = Api::<Event>::namespaced(self.client.clone(), &ns)
-            .create(&PostParams::default(), &ev)
-            .await
-        {
-            debug!(error = %e, reason, "Recording event failed");
-        }
     }
 }
 

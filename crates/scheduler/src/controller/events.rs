@@ -1,0 +1,474 @@
+//! `events.k8s.io/v1` Events with client-go's series aggregation, as kube-scheduler records
+//! `Scheduled` and `FailedScheduling`.
+//!
+//! Follows client-go `tools/events/event_broadcaster.go` (kubernetes/kubernetes
+//! `staging/src/k8s.io/client-go/tools/events/event_broadcaster.go`, read at
+//! 015189e7cb3606ff399b4a96f12d7d37c62753aa; the series logic is the one kube-scheduler v1.22
+//! used through `NewEventBroadcasterAdapter`):
+//!
+//! - events are keyed by (type, action, reason, reportingController, reportingInstance,
+//!   regarding, related); the note is not part of the key;
+//! - the first occurrence is created (`POST`);
+//! - the second isomorphic one, while the first is cached, becomes a series:
+//!   `series: {count: 2, lastObservedTime}` is written with a strategic merge `PATCH` of the
+//!   first Event (created anew with the series if it no longer exists);
+//! - later ones only count in memory; every [`REFRESH_PERIOD`] (30 min) each open series is
+//!   written again, and every [`FINISH_PERIOD`] (6 min) a series last observed more than
+//!   6 minutes ago gets its final count written and leaves the cache, as does a singleton
+//!   older than 6 minutes.
+//!
+//! So an unschedulable pod retried every few seconds costs one Event object and a PATCH
+//! every 30 minutes, not one Event per attempt. The cache lookup is O(1); the periodic scans
+//! are O(cached events).
+//!
+//! Deviations: `regarding` is kube's `object_ref` (no `resourceVersion`, unlike client-go's
+//! `reference.GetReference`), so our own status patches do not split a pod's series; a failed
+//! write is logged and dropped instead of retried up to 12 times with 10 s sleeps (the next
+//! occurrence or the periodic write tries again); events are not written through core/v1 when
+//! events.k8s.io/v1 is not served (GA since Kubernetes 1.19, served by every supported
+//! release).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::events::v1::{Event, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{Client, Resource, ResourceExt};
+use tokio::time::Instant;
+use tracing::debug;
+
+/// Longest `note` the API server accepts (1 KiB).
+pub const EVENT_NOTE_MAX: usize = 1024;
+/// A series not observed for this long is finished; a singleton this old leaves the cache
+/// (client-go `finishTime`).
+pub const FINISH_TIME: Duration = Duration::from_secs(6 * 60);
+/// How often finished series are looked for (client-go runs `finishSeries` every
+/// `finishTime`).
+pub const FINISH_PERIOD: Duration = FINISH_TIME;
+/// How often every open series is written again (client-go `refreshTime`).
+pub const REFRESH_PERIOD: Duration = Duration::from_secs(30 * 60);
+
+/// What makes two events the same series (client-go `eventKey`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct EventKey {
+    type_: String,
+    action: String,
+    reason: String,
+    reporting_controller: String,
+    reporting_instance: String,
+    related: Option<ObjectRefKey>,
+    regarding: ObjectRefKey,
+}
+
+type ObjectRefKey = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+fn ref_key(r: core::ObjectReference) -> ObjectRefKey {
+    (
+        r.api_version,
+        r.kind,
+        r.namespace,
+        r.name,
+        r.uid,
+        r.field_path,
+    )
+}
+
+#[derive(Debug, Clone)]
+struct Cached {
+    /// The Event as first written (name, namespace, note of the first occurrence).
+    event: Event,
+    /// When it was first recorded (for singletons' expiry).
+    first: Instant,
+    /// `(count, last observed)` once a series.
+    series: Option<(i32, Instant, Timestamp)>,
+}
+
+/// A write the cache asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventWrite {
+    /// `POST` a new Event.
+    Create(Event),
+    /// Strategic merge `PATCH` of `series` on an existing Event; if it is gone, create
+    /// `event` (which carries the series).
+    PatchSeries(Event),
+}
+
+/// The series cache (pure: time is passed in).
+#[derive(Debug, Default)]
+pub struct SeriesCache {
+    events: HashMap<EventKey, Cached>,
+}
+
+fn key_of(e: &Event) -> EventKey {
+    EventKey {
+        type_: e.type_.clone().unwrap_or_default(),
+        action: e.action.clone().unwrap_or_default(),
+        reason: e.reason.clone().unwrap_or_default(),
+        reporting_controller: e.reporting_controller.clone().unwrap_or_default(),
+        reporting_instance: e.reporting_instance.clone().unwrap_or_default(),
+        related: e.related.clone().map(ref_key),
+        regarding: ref_key(e.regarding.clone().unwrap_or_default()),
+    }
+}
+
+fn with_series(c: &Cached) -> Event {
+    let mut e = c.event.clone();
+    if let Some((count, _, at)) = c.series {
+        e.series = Some(EventSeries {
+            count,
+            last_observed_time: MicroTime(at),
+        });
+    }
+    e
+}
+
+impl SeriesCache {
+    /// Record one occurrence of `event` at `now` (`wall` for the wire); returns the write
+    /// to make, if any (`recordToSink`).
+    pub fn record(&mut self, event: Event, now: Instant, wall: Timestamp) -> Option<EventWrite> {
+        let key = key_of(&event);
+        if let Some(c) = self.events.get_mut(&key) {
+            return match &mut c.series {
+                Some((count, last, at)) => {
+                    *count = count.saturating_add(1);
+                    *last = now;
+                    *at = wall;
+                    None
+                }
+                None => {
+                    c.series = Some((2, now, wall));
+                    Some(EventWrite::PatchSeries(with_series(c)))
+                }
+            };
+        }
+        self.events.insert(
+            key,
+            Cached {
+                event: event.clone(),
+                first: now,
+                series: None,
+            },
+        );
+        Some(EventWrite::Create(event))
+    }
+
+    /// Series last observed [`FINISH_TIME`] ago or more: their final counts, removed from the
+    /// cache; singletons that old are dropped (`finishSeries`).
+    pub fn finish(&mut self, now: Instant) -> Vec<EventWrite> {
+        let mut out = Vec::new();
+        self.events.retain(|_, c| match c.series {
+            Some((_, last, _)) if now.duration_since(last) >= FINISH_TIME => {
+                out.push(EventWrite::PatchSeries(with_series(c)));
+                false
+            }
+            Some(_) => true,
+            None => now.duration_since(c.first) < FINISH_TIME,
+        });
+        out
+    }
+
+    /// Every open series, to be written again (`refreshExistingEventSeries`).
+    pub fn refresh(&self) -> Vec<EventWrite> {
+        self.events
+            .values()
+            .filter(|c| c.series.is_some())
+            .map(|c| EventWrite::PatchSeries(with_series(c)))
+            .collect()
+    }
+
+    /// Events cached.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// No event cached.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+/// Writes Events for the scheduler: `reportingController` = scheduler name,
+/// `reportingInstance` = replica identity, names `<object>.<hex nanoseconds>` as client-go's
+/// `generateEvent`. Cheap to clone (the cache is shared).
+#[derive(Clone)]
+pub struct EventRecorder {
+    client: Client,
+    controller: String,
+    instance: String,
+    cache: Arc<Mutex<SeriesCache>>,
+}
+
+impl EventRecorder {
+    /// A recorder writing through `client`.
+    pub fn new(client: Client, controller: String, instance: String) -> EventRecorder {
+        EventRecorder {
+            client,
+            controller,
+            instance,
+            cache: Arc::new(Mutex::new(SeriesCache::default())),
+        }
+    }
+
+    fn cache(&self) -> MutexGuard<'_, SeriesCache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The Event for one occurrence regarding `pod`.
+    fn event(
+        &self,
+        pod: &core::Pod,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) -> Event {
+        let mut note = note;
+        if note.len() > EVENT_NOTE_MAX {
+            let mut cut = EVENT_NOTE_MAX;
+            while !note.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            note.truncate(cut);
+        }
+        let ns = pod.namespace().unwrap_or_else(|| "default".into());
+        let now = Timestamp::now();
+        Event {
+            metadata: ObjectMeta {
+                name: Some(format!("{}.{:x}", pod.name_any(), now.as_nanosecond())),
+                namespace: Some(ns),
+                ..Default::default()
+            },
+            event_time: Some(MicroTime(now)),
+            action: Some(action.into()),
+            reason: Some(reason.into()),
+            note: Some(note),
+            type_: Some(type_.into()),
+            regarding: Some(pod.object_ref(&())),
+            reporting_controller: Some(self.controller.clone()),
+            reporting_instance: Some(self.instance.clone()),
+            ..Default::default()
+        }
+    }
+
+    /// Record one occurrence: create it, start its series, or only count it.
+    pub async fn publish(
+        &self,
+        pod: &core::Pod,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
+        let ev = self.event(pod, type_, reason, action, note);
+        let write = self.cache().record(ev, Instant::now(), Timestamp::now());
+        if let Some(w) = write {
+            self.write(w).await;
+        }
+    }
+
+    /// The writes due now from the periodic finish (and, when `refresh`, of every series).
+    pub fn housekeeping(&self, refresh: bool) -> Vec<EventWrite> {
+        let mut cache = self.cache();
+        let mut out = cache.finish(Instant::now());
+        if refresh {
+            out.extend(cache.refresh());
+        }
+        out
+    }
+
+    /// Perform one write; failures are logged at debug level and dropped.
+    pub async fn write(&self, w: EventWrite) {
+        let (ev, patch) = match w {
+            EventWrite::Create(ev) => (ev, false),
+            EventWrite::PatchSeries(ev) => (ev, true),
+        };
+        let ns = ev.metadata.namespace.clone().unwrap_or_default();
+        let api = Api::<Event>::namespaced(self.client.clone(), &ns);
+        let name = ev.metadata.name.clone().unwrap_or_default();
+        if patch {
+            let body = serde_json::json!({"series": ev.series});
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Strategic(&body))
+                .await
+            {
+                Ok(_) => return,
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => {
+                    debug!(error = %e, event = %name, "Patching event series failed");
+                    return;
+                }
+            }
+        }
+        let mut ev = ev;
+        ev.metadata.resource_version = None;
+        if let Err(e) = api.create(&PostParams::default(), &ev).await {
+            debug!(error = %e, event = %name, reason = ?ev.reason, "Recording event failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The event of upstream's tests: regarding `baz/foo` (uid `bar`) `.spec.containers[1]`,
+    /// related `.spec.containers[0]`, controller `eventTest`, action `started`, reason `test`.
+    fn expected_event() -> Event {
+        let part = |field: &str| core::ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Pod".into()),
+            namespace: Some("baz".into()),
+            name: Some("foo".into()),
+            uid: Some("bar".into()),
+            field_path: Some(field.into()),
+            ..Default::default()
+        };
+        Event {
+            metadata: ObjectMeta {
+                name: Some("foo".into()),
+                namespace: Some("baz".into()),
+                ..Default::default()
+            },
+            event_time: Some(MicroTime(Timestamp::now())),
+            reporting_controller: Some("eventTest".into()),
+            reporting_instance: Some("eventTest-host".into()),
+            action: Some("started".into()),
+            reason: Some("test".into()),
+            regarding: Some(part(".spec.containers[1]")),
+            related: Some(part(".spec.containers[0]")),
+            note: Some("some verbose message: 1".into()),
+            type_: Some("Normal".into()),
+            ..Default::default()
+        }
+    }
+
+    fn series_count(w: &EventWrite) -> Option<i32> {
+        match w {
+            EventWrite::PatchSeries(e) => e.series.as_ref().map(|s| s.count),
+            EventWrite::Create(_) => None,
+        }
+    }
+
+    /// client-go `TestEventSeriesf` (tools/events/eventseries_test.go @
+    /// 025f2834a128798cef30018a5e6a6ae82b5ad885): after a first event populates the cache, an
+    /// isomorphic one is a patch with `series.count = 2` on the first Event's name; a
+    /// non-isomorphic one (action `stopped`) is a create without series. Then (ours): later
+    /// isomorphic events are only counted, and the note is not part of the key.
+    #[tokio::test(start_paused = true)]
+    async fn test_event_seriesf() {
+        let mut c = SeriesCache::default();
+        let now = Instant::now();
+        let wall = Timestamp::now();
+        let ev = expected_event();
+        let first = c.record(ev.clone(), now, wall);
+        assert_eq!(first, Some(EventWrite::Create(ev)));
+
+        let isomorphic = expected_event();
+        let w = c.record(isomorphic, now, wall).unwrap();
+        assert_eq!(series_count(&w), Some(2));
+        let EventWrite::PatchSeries(e) = &w else {
+            unreachable!()
+        };
+        assert!(e.metadata.name.as_deref().unwrap().starts_with("foo"));
+
+        let mut non_isomorphic = expected_event();
+        non_isomorphic.action = Some("stopped".into());
+        let w = c.record(non_isomorphic.clone(), now, wall).unwrap();
+        assert_eq!(w, EventWrite::Create(non_isomorphic));
+        assert_eq!(series_count(&w), None);
+
+        let mut other_note = expected_event();
+        other_note.note = Some("some verbose message: 2".into());
+        for _ in 0..5 {
+            assert_eq!(
+                c.record(other_note.clone(), now, wall),
+                None,
+                "counted only"
+            );
+        }
+        let refresh = c.refresh();
+        assert_eq!(refresh.len(), 1);
+        assert_eq!(series_count(&refresh[0]), Some(7));
+        let EventWrite::PatchSeries(e) = &refresh[0] else {
+            unreachable!()
+        };
+        assert_eq!(e.note.as_deref(), Some("some verbose message: 1"));
+    }
+
+    /// client-go `TestFinishSeries` (same file): a series last observed 9 minutes ago is
+    /// patched once with its count and leaves the cache; a fresh singleton of another
+    /// controller stays (cache size 1).
+    #[tokio::test(start_paused = true)]
+    async fn test_finish_series() {
+        let mut c = SeriesCache::default();
+        let t0 = Instant::now();
+        let wall = Timestamp::now();
+        for _ in 0..10 {
+            c.record(expected_event(), t0, wall);
+        }
+        let now = t0 + Duration::from_secs(9 * 60);
+        let mut non_finished = expected_event();
+        non_finished.reporting_controller = Some("nonFinished-controller".into());
+        c.record(non_finished, now, wall);
+        let done = c.finish(now);
+        assert_eq!(done.len(), 1, "exactly one event emitted");
+        assert_eq!(series_count(&done[0]), Some(10));
+        assert_eq!(c.len(), 1);
+    }
+
+    /// client-go `TestRefreshExistingEventSeries` (same file): a cached series is patched and
+    /// stays cached. (Ours: a singleton is not written by the refresh.)
+    #[tokio::test(start_paused = true)]
+    async fn test_refresh_existing_event_series() {
+        let mut c = SeriesCache::default();
+        let t0 = Instant::now();
+        let wall = Timestamp::now();
+        for _ in 0..10 {
+            c.record(expected_event(), t0, wall);
+        }
+        let mut singleton = expected_event();
+        singleton.reason = Some("other".into());
+        c.record(singleton, t0, wall);
+        let refreshed = c.refresh();
+        assert_eq!(refreshed.len(), 1, "exactly one event emitted");
+        assert_eq!(series_count(&refreshed[0]), Some(10));
+        assert_eq!(c.len(), 2, "cache keeps its size");
+    }
+
+    /// Singletons leave the cache `finishTime` after they were recorded; a series not yet
+    /// quiet for `finishTime` stays; a recurrence after its series finished starts afresh.
+    #[tokio::test(start_paused = true)]
+    async fn singletons_expire_and_finished_series_start_afresh() {
+        let mut c = SeriesCache::default();
+        let t0 = Instant::now();
+        let wall = Timestamp::now();
+        c.record(expected_event(), t0, wall);
+        c.record(expected_event(), t0 + Duration::from_secs(60), wall);
+        let mut single = expected_event();
+        single.reason = Some("Scheduled".into());
+        c.record(single, t0, wall);
+        assert!(c.finish(t0 + FINISH_TIME).is_empty());
+        assert_eq!(c.len(), 1, "the singleton left, the series stays");
+        assert_eq!(
+            c.finish(t0 + Duration::from_secs(60) + FINISH_TIME).len(),
+            1
+        );
+        assert!(c.is_empty());
+        assert!(matches!(
+            c.record(expected_event(), t0 + Duration::from_secs(1000), wall),
+            Some(EventWrite::Create(_))
+        ));
+    }
+}
