@@ -306,6 +306,32 @@ impl Cache {
         self.snapshot.remove_stateful_set(namespace, name);
     }
 
+    // ---- volumes ----
+
+    /// The PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes
+    /// ([`Snapshot::volumes_mut`]); watch events apply here.
+    pub fn volumes_mut(&mut self) -> &mut crate::volume::VolumeIndex {
+        self.snapshot.volumes_mut()
+    }
+
+    /// Reserve for VolumeBinding: assume the pod's PV/PVC bindings on `node`
+    /// ([`VolumeIndex::assume_pod_volumes`](crate::volume::VolumeIndex::assume_pod_volumes)),
+    /// so the next cycles see those PVs taken. [`Cache::forget_pod`] undoes it,
+    /// [`Cache::finish_binding`] keeps it.
+    ///
+    /// # Errors
+    /// The assumption failed (an object changed meanwhile); nothing is assumed.
+    pub fn assume_pod_volumes(
+        &mut self,
+        pod: &PodInfo,
+        node: &str,
+        volumes: &crate::volume::PodVolumes,
+    ) -> Result<crate::volume::AssumedPodVolumes, String> {
+        self.snapshot
+            .volumes_mut()
+            .assume_pod_volumes(pod, node, volumes)
+    }
+
     // ---- pods ----
 
     /// Account `key` on its node when the node is present, recording the GPU devices chosen.
@@ -418,6 +444,11 @@ impl Cache {
                 binding_finished: true,
             };
         }
+        // The volume bindings were written: keep them assumed until the watch brings newer
+        // objects, but there is nothing left to undo.
+        if self.snapshot.volumes().has_assumed_pod(key) {
+            self.snapshot.volumes_mut().finish_pod_volumes(key);
+        }
     }
 
     /// `ForgetPod`: undo [`Cache::assume_pod`] (binding failed): the pod's resources are
@@ -450,6 +481,10 @@ impl Cache {
             });
         }
         self.evict(&key);
+        // Unreserve of VolumeBinding: the pod's assumed PV/PVC bindings go too.
+        if self.snapshot.volumes().has_assumed_pod(&key) {
+            self.snapshot.volumes_mut().revert_pod_volumes(&key);
+        }
         tracing::debug!(pod = %key, "Assumed pod forgotten");
         Ok(())
     }

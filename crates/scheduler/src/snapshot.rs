@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1 as core;
 
 use crate::framework::types::{NodeInfo, PodInfo};
 use crate::labels::LabelSelector;
+use crate::volume::VolumeIndex;
 
 /// A Service's selector, as spreading uses it.
 #[derive(Debug, Clone)]
@@ -126,6 +127,9 @@ pub struct Snapshot {
     rcs: HashMap<(String, String), BTreeMap<String, String>>,
     rss: HashMap<(String, String), LabelSelector>,
     sss: HashMap<(String, String), LabelSelector>,
+    /// PVs, PVCs, StorageClasses and CSINodes, shared with the cycle state of the volume
+    /// plugins (copy-on-write: mutated through [`Snapshot::volumes_mut`]).
+    volumes: Arc<VolumeIndex>,
 }
 
 impl Snapshot {
@@ -330,6 +334,18 @@ impl Snapshot {
             }
             None => false,
         }
+    }
+
+    /// The PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (an `Arc` the
+    /// volume plugins keep in their cycle state; cloning it is cheap).
+    pub fn volumes(&self) -> &Arc<VolumeIndex> {
+        &self.volumes
+    }
+
+    /// Mutable access to the volume objects. Copy-on-write: cheap while no cycle state holds
+    /// the index (the scheduling cycle releases it before returning).
+    pub fn volumes_mut(&mut self) -> &mut VolumeIndex {
+        Arc::make_mut(&mut self.volumes)
     }
 
     /// Add or replace a Service.

@@ -67,6 +67,13 @@ pub fn new_filter(name: &str) -> Option<Box<dyn FilterPlugin>> {
         plugins::volume_restrictions::NAME => Box::new(plugins::VolumeRestrictions),
         plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
         plugins::gpu_share::NAME => Box::new(plugins::GpuShare),
+        plugins::volume_zone::NAME => Box::new(plugins::VolumeZone),
+        plugins::volume_binding::NAME => Box::new(plugins::VolumeBinding::default()),
+        plugins::node_volume_limits::NAME => Box::new(plugins::NodeVolumeLimits::default()),
+        "EBSLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::Ebs)),
+        "GCEPDLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::GcePd)),
+        "AzureDiskLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::AzureDisk)),
+        "CinderLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::Cinder)),
         _ => return None,
     })
 }

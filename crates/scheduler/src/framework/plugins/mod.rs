@@ -10,9 +10,13 @@ pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod node_volume_limits;
+pub mod non_csi_limits;
 pub mod selector_spread;
 pub mod taint_toleration;
+pub mod volume_binding;
 pub mod volume_restrictions;
+pub mod volume_zone;
 
 #[cfg(test)]
 pub(crate) mod testutil;
@@ -26,9 +30,13 @@ pub use node_name::NodeName;
 pub use node_ports::NodePorts;
 pub use node_resources_fit::NodeResourcesFit;
 pub use node_unschedulable::NodeUnschedulable;
+pub use node_volume_limits::NodeVolumeLimits;
+pub use non_csi_limits::{NonCsiLimits, VolumeType};
 pub use selector_spread::SelectorSpread;
 pub use taint_toleration::TaintToleration;
+pub use volume_binding::VolumeBinding;
 pub use volume_restrictions::VolumeRestrictions;
+pub use volume_zone::VolumeZone;
 
 use crate::framework::PodInfo;
 use crate::framework::types::NodeInfo;
