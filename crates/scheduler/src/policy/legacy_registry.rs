@@ -41,6 +41,13 @@ pub const IMPLEMENTED_FILTER_PLUGINS: &[&str] = &[
     "NodeResourcesFit",
     "VolumeRestrictions",
     "TaintToleration",
+    "EBSLimits",
+    "GCEPDLimits",
+    "NodeVolumeLimits",
+    "AzureDiskLimits",
+    "CinderLimits",
+    "VolumeBinding",
+    "VolumeZone",
 ];
 
 /// Score plugins mini-scheduler implements, by framework name.
@@ -167,16 +174,7 @@ const REMOVED_PRIORITIES: &[(&str, &str)] = &[(
 
 /// Filter plugins of kube-scheduler v1.22's default profile (DefaultProvider) that mini-scheduler
 /// does not implement; [`default_provider`] omits them.
-pub const DEFAULT_PROVIDER_OMITTED_FILTERS: &[&str] = &[
-    "EBSLimits",
-    "GCEPDLimits",
-    "NodeVolumeLimits",
-    "AzureDiskLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "PodTopologySpread",
-    "InterPodAffinity",
-];
+pub const DEFAULT_PROVIDER_OMITTED_FILTERS: &[&str] = &["PodTopologySpread", "InterPodAffinity"];
 
 /// Score plugins (with weights) of kube-scheduler v1.22's default profile that mini-scheduler
 /// does not implement; [`default_provider`] omits them.
@@ -297,7 +295,8 @@ impl fmt::Display for ResolvedPolicy {
 /// `pkg/scheduler/apis/config/testing/compatibility_test.go` @05c351a9), with
 /// `DefaultPodTopologySpread` off, which appends `SelectorSpread` weight 1. Filters keep upstream
 /// order: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-/// VolumeRestrictions. Scores: NodeResourcesBalancedAllocation 1, NodeResourcesLeastAllocated 1,
+/// VolumeRestrictions, EBSLimits, GCEPDLimits, NodeVolumeLimits, AzureDiskLimits, VolumeBinding,
+/// VolumeZone. Scores: NodeResourcesBalancedAllocation 1, NodeResourcesLeastAllocated 1,
 /// SelectorSpread 1. What is left out ([`DEFAULT_PROVIDER_OMITTED_FILTERS`],
 /// [`DEFAULT_PROVIDER_OMITTED_SCORES`]) is listed in `notes` for callers to log.
 pub fn default_provider() -> ResolvedPolicy {
@@ -323,6 +322,12 @@ pub fn default_provider() -> ResolvedPolicy {
             filter("NodePorts", "PodFitsHostPorts"),
             filter("NodeResourcesFit", "PodFitsResources"),
             filter("VolumeRestrictions", "NoDiskConflict"),
+            filter("EBSLimits", "MaxEBSVolumeCount"),
+            filter("GCEPDLimits", "MaxGCEPDVolumeCount"),
+            filter("NodeVolumeLimits", "MaxCSIVolumeCountPred"),
+            filter("AzureDiskLimits", "MaxAzureDiskVolumeCount"),
+            filter("VolumeBinding", "CheckVolumeBinding"),
+            filter("VolumeZone", "NoVolumeZoneConflict"),
         ],
         scores: vec![
             score(
@@ -937,7 +942,13 @@ mod tests {
                 "NodeAffinity",
                 "NodePorts",
                 "NodeResourcesFit",
-                "VolumeRestrictions"
+                "VolumeRestrictions",
+                "EBSLimits",
+                "GCEPDLimits",
+                "NodeVolumeLimits",
+                "AzureDiskLimits",
+                "VolumeBinding",
+                "VolumeZone"
             ]
         );
         let scores: Vec<(&str, i64)> = d.scores.iter().map(|s| (s.plugin, s.weight)).collect();
@@ -954,7 +965,8 @@ mod tests {
                 .iter()
                 .any(|n| n.contains("NodePreferAvoidPods (10000)"))
         );
-        assert!(d.notes.iter().any(|n| n.contains("VolumeBinding")));
+        assert!(d.notes.iter().any(|n| n.contains("InterPodAffinity")));
+        assert!(!d.notes.iter().any(|n| n.contains("VolumeBinding")));
         for f in &d.filters {
             assert!(IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin));
         }

@@ -130,7 +130,9 @@ fn unknown_predicate_names_nearest_and_valid_names() {
          predicates[2].name (kube-scheduler v1.22: predicate type not found for \"PodFitsPort\"); \
          did you mean \"PodFitsPorts\"? valid predicates: CheckNodeUnschedulable, \
          GeneralPredicates, HostName, PodFitsHostPorts, PodFitsPorts, MatchNodeSelector, \
-         PodFitsResources, NoDiskConflict, PodToleratesNodeTaints"
+         PodFitsResources, NoDiskConflict, PodToleratesNodeTaints, MaxEBSVolumeCount, \
+         MaxGCEPDVolumeCount, MaxCSIVolumeCountPred, MaxAzureDiskVolumeCount, \
+         MaxCinderVolumeCount, CheckVolumeBinding, NoVolumeZoneConflict"
     );
 }
 
@@ -487,7 +489,13 @@ fn null_versus_empty_predicates_and_priorities() {
             "NodePorts",
             "NodeAffinity",
             "VolumeRestrictions",
-            "TaintToleration"
+            "TaintToleration",
+            "EBSLimits",
+            "GCEPDLimits",
+            "NodeVolumeLimits",
+            "AzureDiskLimits",
+            "VolumeBinding",
+            "VolumeZone"
         ]
     );
     assert_eq!(
@@ -644,6 +652,38 @@ fn repeated_priority_follows_v1_22() {
     assert!(same.warnings.is_empty());
 }
 
+/// The volume predicates resolve to their plugins (legacy_registry.go `predicateOrdering`
+/// positions), and each plugin builds.
+#[test]
+fn volume_predicates_resolve() {
+    let loaded = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[
+{"name":"NoVolumeZoneConflict"},{"name":"CheckVolumeBinding"},{"name":"MaxCinderVolumeCount"},
+{"name":"MaxAzureDiskVolumeCount"},{"name":"MaxCSIVolumeCountPred"},{"name":"MaxGCEPDVolumeCount"},
+{"name":"MaxEBSVolumeCount"}],"priorities":[]}"#,
+    )
+    .unwrap();
+    let filters: Vec<&str> = loaded.resolved.filters.iter().map(|f| f.plugin).collect();
+    assert_eq!(
+        filters,
+        [
+            "NodeUnschedulable",
+            "TaintToleration",
+            "EBSLimits",
+            "GCEPDLimits",
+            "NodeVolumeLimits",
+            "AzureDiskLimits",
+            "CinderLimits",
+            "VolumeBinding",
+            "VolumeZone"
+        ]
+    );
+    let fwk = crate::framework::Framework::from_policy(&loaded.resolved).unwrap();
+    let names: Vec<&str> = fwk.filters.iter().map(|f| f.name()).collect();
+    assert_eq!(&names[..9], filters.as_slice());
+}
+
 #[test]
 fn unsupported_names_fail_with_plugin() {
     assert_eq!(
@@ -668,13 +708,6 @@ fn unsupported_names_fail_with_plugin() {
     for (name, plugin) in [
         ("CheckNodeLabelPresence", "NodeLabel"),
         ("CheckServiceAffinity", "ServiceAffinity"),
-        ("MaxEBSVolumeCount", "EBSLimits"),
-        ("MaxGCEPDVolumeCount", "GCEPDLimits"),
-        ("MaxCSIVolumeCountPred", "NodeVolumeLimits"),
-        ("MaxAzureDiskVolumeCount", "AzureDiskLimits"),
-        ("MaxCinderVolumeCount", "CinderLimits"),
-        ("CheckVolumeBinding", "VolumeBinding"),
-        ("NoVolumeZoneConflict", "VolumeZone"),
         ("EvenPodsSpread", "PodTopologySpread"),
     ] {
         let e = parse_policy(
@@ -979,5 +1012,5 @@ fn yaml_empty_value_is_null_and_bom_is_ignored() {
         "{:?}",
         singular_null.warnings
     );
-    assert_eq!(filters(&singular_null.resolved).len(), 7);
+    assert_eq!(filters(&singular_null.resolved).len(), 13);
 }
