@@ -398,6 +398,14 @@ impl Algorithm {
         // Feasible nodes are in search order (the filters preserve order within a chunk).
         self.next_start_node_index = (start + processed) % n;
         self.active = active;
+        // An Error status from a Filter aborts the attempt (v1.22 `RunFilterPlugins` returns it
+        // as the cycle's error); only failures are scanned.
+        if let Some((_, s)) = self.failed.iter().find(|(_, s)| s.code == Code::Error) {
+            return Err(ScheduleError::Plugin {
+                plugin: s.plugin.into(),
+                message: s.message(),
+            });
+        }
 
         let diagnosis = explain.then(|| {
             self.failed

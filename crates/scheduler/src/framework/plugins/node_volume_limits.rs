@@ -21,9 +21,9 @@
 //! - the new pod's missing claim is an error (`looking up PVC ns/name: ...`), as is a generic
 //!   ephemeral claim not controlled by the pod; an existing pod's missing claim is not counted.
 //!
-//! The new pod's claims are checked once in PreFilter (errors surface there as an Error
-//! status); their driver and handle depend on the node's CSINode, so they are resolved per node
-//! like the existing pods' volumes. PreFilter skips pods without claims.
+//! The pod's claims are resolved per node, as upstream does (their driver depends on the node's
+//! CSINode); a lookup error is an Error status from Filter, which aborts the attempt. PreFilter
+//! skips pods without claims.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -202,11 +202,6 @@ impl FilterPlugin for NodeVolumeLimits {
             return Status::skip();
         }
         let index = snapshot.volumes().clone();
-        // The new pod's lookup errors do not depend on the node: report them once.
-        let mut scratch = HashMap::new();
-        if let Err(e) = self.filter_attachable_volumes(&index, None, pod, true, &mut scratch) {
-            return Status::error(e);
-        }
         state.write(NAME, State { index });
         Status::success()
     }

@@ -24,9 +24,9 @@
 //!   `NodeVolumeLimits` counts the volumes instead.
 //!
 //! `KUBE_MAX_PD_VOLS` is still read by v1.22; it is read once when the plugin is built
-//! (upstream reads it on every Filter call). Lookup errors of the pod being scheduled surface
-//! from PreFilter as an Error status (upstream: from Filter on the first node, the same Error
-//! for every node); errors from an existing pod's volumes fail that node.
+//! (upstream reads it on every Filter call). The pod's own volumes are resolved once in
+//! PreFilter (Skip when none is of this type); a lookup error is returned by Filter as an
+//! Error status, which aborts the attempt, as in v1.22.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -293,7 +293,7 @@ impl NonCsiLimits {
 
 /// PreFilter state: the new pod's volume ids and the index to resolve existing pods' volumes.
 struct State {
-    new_volumes: HashSet<String>,
+    new_volumes: Result<HashSet<String>, String>,
     index: Arc<VolumeIndex>,
 }
 
@@ -311,13 +311,14 @@ impl FilterPlugin for NonCsiLimits {
             return Status::skip();
         }
         let index = snapshot.volumes().clone();
-        let mut new_volumes = HashSet::new();
-        if let Err(e) = self.filter_volumes(&index, pod, true, &mut new_volumes) {
-            return Status::error(e);
-        }
-        if new_volumes.is_empty() {
-            return Status::skip();
-        }
+        let mut set = HashSet::new();
+        // An error is reported by Filter, as upstream does: another plugin's PreFilter may
+        // reject the pod first.
+        let new_volumes = match self.filter_volumes(&index, pod, true, &mut set) {
+            Ok(()) if set.is_empty() => return Status::skip(),
+            Ok(()) => Ok(set),
+            Err(e) => Err(e),
+        };
         state.write(self.name(), State { new_volumes, index });
         Status::success()
     }
@@ -325,6 +326,10 @@ impl FilterPlugin for NonCsiLimits {
     fn filter(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Status {
         let Some(s) = state.read::<State>(self.name()) else {
             return Status::error(format!("{}: no PreFilter state", self.name()));
+        };
+        let new_volumes = match &s.new_volumes {
+            Ok(v) => v,
+            Err(e) => return Status::error(e.clone()),
         };
         let csi_node = s.index.csi_node(&node.name).map(Arc::as_ref);
         if self.is_migrated(csi_node) {
@@ -339,8 +344,7 @@ impl FilterPlugin for NonCsiLimits {
                 return Status::error(e);
             }
         }
-        let new_count = s
-            .new_volumes
+        let new_count = new_volumes
             .iter()
             .filter(|v| !existing.contains(*v))
             .count();
