@@ -21,6 +21,14 @@ pub enum Resource {
     Leases,
     /// events.k8s.io/v1 `events`.
     Events,
+    /// core/v1 `persistentvolumes` (cluster-scoped).
+    PersistentVolumes,
+    /// core/v1 `persistentvolumeclaims`.
+    PersistentVolumeClaims,
+    /// storage.k8s.io/v1 `storageclasses` (cluster-scoped).
+    StorageClasses,
+    /// storage.k8s.io/v1 `csinodes` (cluster-scoped).
+    CsiNodes,
 }
 
 /// Static description of a [`Resource`].
@@ -77,10 +85,35 @@ static REPLICASETS: ResourceInfo = info("apps", "replicasets", "ReplicaSet", tru
 static STATEFULSETS: ResourceInfo = info("apps", "statefulsets", "StatefulSet", true, true, true);
 static LEASES: ResourceInfo = info("coordination.k8s.io", "leases", "Lease", true, false, false);
 static EVENTS: ResourceInfo = info("events.k8s.io", "events", "Event", true, false, false);
+static PVS: ResourceInfo = info(
+    "",
+    "persistentvolumes",
+    "PersistentVolume",
+    false,
+    true,
+    false,
+);
+static PVCS: ResourceInfo = info(
+    "",
+    "persistentvolumeclaims",
+    "PersistentVolumeClaim",
+    true,
+    true,
+    false,
+);
+static STORAGECLASSES: ResourceInfo = info(
+    "storage.k8s.io",
+    "storageclasses",
+    "StorageClass",
+    false,
+    false,
+    false,
+);
+static CSINODES: ResourceInfo = info("storage.k8s.io", "csinodes", "CSINode", false, false, false);
 
 impl Resource {
     /// Every served resource.
-    pub const ALL: [Resource; 9] = [
+    pub const ALL: [Resource; 13] = [
         Resource::Pods,
         Resource::Nodes,
         Resource::Services,
@@ -90,6 +123,10 @@ impl Resource {
         Resource::StatefulSets,
         Resource::Leases,
         Resource::Events,
+        Resource::PersistentVolumes,
+        Resource::PersistentVolumeClaims,
+        Resource::StorageClasses,
+        Resource::CsiNodes,
     ];
 
     /// The static description of this resource.
@@ -104,6 +141,10 @@ impl Resource {
             Resource::StatefulSets => &STATEFULSETS,
             Resource::Leases => &LEASES,
             Resource::Events => &EVENTS,
+            Resource::PersistentVolumes => &PVS,
+            Resource::PersistentVolumeClaims => &PVCS,
+            Resource::StorageClasses => &STORAGECLASSES,
+            Resource::CsiNodes => &CSINODES,
         }
     }
 
