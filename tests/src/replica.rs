@@ -149,9 +149,22 @@ pub fn metric(registry: &prometheus::Registry, name: &str, labels: &[(&str, &str
 /// # Panics
 /// If the replica fails before it starts its elector.
 pub async fn spawn_replica(api: &ApiServer, id: &str, election: bool) -> ReplicaHandle {
+    spawn_replica_with(api, id, election, run_config(id)).await
+}
+
+/// [`spawn_replica`] with other scheduler settings (e.g. another policy).
+///
+/// # Panics
+/// If the replica fails before it starts its elector.
+pub async fn spawn_replica_with(
+    api: &ApiServer,
+    id: &str,
+    election: bool,
+    run: RunConfig,
+) -> ReplicaHandle {
     let client = api.client(id);
     let cfg = ReplicaConfig {
-        run: run_config(id),
+        run,
         election: election.then(|| fast_election(id)),
         election_client: None,
     };

@@ -178,6 +178,22 @@ pub enum ClusterEvent {
     AssignedPodUpdate,
     /// The pod waited in unschedulableQ longer than the interval.
     UnschedulableTimeout,
+    /// A PersistentVolume was added.
+    PvAdd,
+    /// A PersistentVolume changed.
+    PvUpdate,
+    /// A PersistentVolumeClaim was added.
+    PvcAdd,
+    /// A PersistentVolumeClaim changed.
+    PvcUpdate,
+    /// A StorageClass was added.
+    StorageClassAdd,
+    /// A StorageClass changed.
+    StorageClassUpdate,
+    /// A CSINode was added.
+    CsiNodeAdd,
+    /// A CSINode changed.
+    CsiNodeUpdate,
 }
 
 impl ClusterEvent {
@@ -190,6 +206,14 @@ impl ClusterEvent {
             ClusterEvent::AssignedPodAdd => "AssignedPodAdd",
             ClusterEvent::AssignedPodUpdate => "AssignedPodUpdate",
             ClusterEvent::UnschedulableTimeout => "UnschedulableTimeout",
+            ClusterEvent::PvAdd => "PvAdd",
+            ClusterEvent::PvUpdate => "PvUpdate",
+            ClusterEvent::PvcAdd => "PvcAdd",
+            ClusterEvent::PvcUpdate => "PvcUpdate",
+            ClusterEvent::StorageClassAdd => "StorageClassAdd",
+            ClusterEvent::StorageClassUpdate => "StorageClassUpdate",
+            ClusterEvent::CsiNodeAdd => "CSINodeAdd",
+            ClusterEvent::CsiNodeUpdate => "CSINodeUpdate",
         }
     }
 }
