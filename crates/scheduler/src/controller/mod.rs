@@ -169,7 +169,7 @@ enum Msg {
     Rc(WatchEvent<core::ReplicationController>),
     Rs(WatchEvent<apps::ReplicaSet>),
     Ss(WatchEvent<apps::StatefulSet>),
-    Pv(WatchEvent<core::PersistentVolume>),
+    Pv(Box<WatchEvent<core::PersistentVolume>>),
     Pvc(WatchEvent<core::PersistentVolumeClaim>),
     StorageClass(WatchEvent<k8s_openapi::api::storage::v1::StorageClass>),
     CsiNode(WatchEvent<k8s_openapi::api::storage::v1::CSINode>),
@@ -438,7 +438,7 @@ pub async fn run(
         watcher::Config::default(),
         tx.clone(),
         "persistentvolumes",
-        Msg::Pv,
+        |e| Msg::Pv(Box::new(e)),
     );
     spawn_watch(
         &mut watches,
@@ -754,6 +754,7 @@ impl Scheduler {
                 }
             }
             Msg::Pv(ev) => {
+                let ev = *ev;
                 for gone in self.track("persistentvolumes", &ev) {
                     self.cache.volumes_mut().remove_pv(&gone);
                 }

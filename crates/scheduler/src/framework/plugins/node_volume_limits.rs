@@ -369,8 +369,8 @@ mod tests {
         Node,
         /// CSINode drivers with `allocatable.count`.
         CsiNode,
-        /// CSINode drivers without counts.
-        CsiNodeWithNoLimit,
+        /// CSINode drivers without counts (upstream's "csinode-with-no-limit").
+        CsiNodeNoCount,
     }
 
     struct Case {
@@ -423,7 +423,7 @@ mod tests {
                     idx.upsert_pvc(e.clone());
                 }
                 idx.upsert_storage_class(make_sc(SC_NAME, None, c.drivers[0]));
-                if matches!(c.limit, Limit::CsiNode | Limit::CsiNodeWithNoLimit) {
+                if matches!(c.limit, Limit::CsiNode | Limit::CsiNodeNoCount) {
                     idx.upsert_csi_node(storage::CSINode {
                         metadata: ObjectMeta {
                             name: Some(name.into()),
@@ -627,13 +627,13 @@ mod tests {
             ]);
         }
         cases.extend([
-            case(csi_ebs_one_vol_pod(), vec![running_pod(), csi_ebs_two_vol_pod()], 2, ebs, "should when driver does not support volume limits", false, Limit::CsiNodeWithNoLimit, fits()),
+            case(csi_ebs_one_vol_pod(), vec![running_pod(), csi_ebs_two_vol_pod()], 2, ebs, "should when driver does not support volume limits", false, Limit::CsiNodeNoCount, fits()),
             // In-tree volume migration.
             case(in_tree_one_vol_pod(), vec![in_tree_two_vol_pod()], 2, in_tree, "should count in-tree volumes if migration is enabled", true, Limit::CsiNode, exceeds()),
             case(pending_volume_pod(), vec![in_tree_two_vol_pod()], 2, in_tree, "should count unbound in-tree volumes if migration is enabled", true, Limit::CsiNode, exceeds()),
             case(in_tree_one_vol_pod(), vec![in_tree_two_vol_pod()], 2, in_tree, "should not count in-tree volume if migration is disabled", false, Limit::CsiNode, fits()),
-            case(in_tree_one_vol_pod(), vec![in_tree_two_vol_pod()], 2, in_tree, "should not limit pod if volume used does not report limits", true, Limit::CsiNodeWithNoLimit, fits()),
-            case(in_tree_one_vol_pod(), vec![in_tree_two_vol_pod()], 2, in_tree, "should not limit in-tree pod if migration is disabled", false, Limit::CsiNodeWithNoLimit, fits()),
+            case(in_tree_one_vol_pod(), vec![in_tree_two_vol_pod()], 2, in_tree, "should not limit pod if volume used does not report limits", true, Limit::CsiNodeNoCount, fits()),
+            case(in_tree_one_vol_pod(), vec![in_tree_two_vol_pod()], 2, in_tree, "should not limit in-tree pod if migration is disabled", false, Limit::CsiNodeNoCount, fits()),
             case(in_tree_non_migratable_one_vol_pod(), vec![csi_ebs_two_vol_pod()], 2, hostpath, "should not count non-migratable in-tree volumes", true, Limit::CsiNode, fits()),
             // Mixed volumes.
             case(in_tree_one_vol_pod(), vec![csi_ebs_two_vol_pod()], 2, in_tree, "should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)", true, Limit::CsiNode, exceeds()),
@@ -699,7 +699,7 @@ mod tests {
                 ebs,
                 "ephemeral volume missing",
                 false,
-                Limit::CsiNodeWithNoLimit,
+                Limit::CsiNodeNoCount,
                 want(
                     Code::Error,
                     &["looking up PVC test/abc-xyz: persistentvolumeclaim \"abc-xyz\" not found"],
@@ -713,7 +713,7 @@ mod tests {
                     ebs,
                     "ephemeral volume not owned",
                     false,
-                    Limit::CsiNodeWithNoLimit,
+                    Limit::CsiNodeNoCount,
                     want(Code::Error, &["PVC test/abc-xyz is not owned by pod"]),
                 ),
                 vec![claim("abc-xyz", None)],
@@ -726,7 +726,7 @@ mod tests {
                     ebs,
                     "ephemeral volume unbound",
                     false,
-                    Limit::CsiNodeWithNoLimit,
+                    Limit::CsiNodeNoCount,
                     fits(),
                 ),
                 vec![owned()],

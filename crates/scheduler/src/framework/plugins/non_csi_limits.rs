@@ -1094,19 +1094,14 @@ mod tests {
             status: None,
         };
         let error = |m: &str| want(Code::Error, &[m]);
-        let mut cases = vec![Case {
+        let missing = vec![Case {
             new_pod: ephemeral_pod(),
             existing: vec![],
             max_vols: 0,
             test: "volume missing",
             want: error("looking up PVC test/abc-xyz: persistentvolumeclaim \"abc-xyz\" not found"),
         }];
-        run(
-            VolumeType::GcePd,
-            csi::GCE_PD_IN_TREE,
-            &[],
-            cases.drain(..).collect(),
-        );
+        run(VolumeType::GcePd, csi::GCE_PD_IN_TREE, &[], missing);
         run(
             VolumeType::GcePd,
             csi::GCE_PD_IN_TREE,
