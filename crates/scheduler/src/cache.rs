@@ -24,7 +24,10 @@
 //!   cycle sees the resources taken before the API server has answered the binding.
 //! - [`Cache::finish_binding`] starts the expiry clock of an assumed pod; an assumed pod whose
 //!   binding never finished never expires (upstream's `bindingFinished`).
-//! - [`Cache::forget_pod`] (Assumed → Initial) undoes an assumption when binding failed.
+//! - [`Cache::forget_pod`] (Assumed → Initial) undoes an assumption when binding failed,
+//!   including VolumeBinding's assumed PV/PVC bindings ([`Cache::assume_pod_volumes`];
+//!   Unreserve). [`Cache::finish_binding`] keeps them: the API server's newer objects replace
+//!   them through the watches.
 //! - [`Cache::add_pod`] (Assumed → Added, or Initial/Expired → Added) confirms an assumed pod
 //!   when the watch shows it assigned; if it was assigned to another node than assumed, it is
 //!   moved there. A pod the scheduler never assumed (bound by someone else, or before this

@@ -1,6 +1,8 @@
 //! [`Snapshot`]: the cluster state one scheduling cycle reads — every [`NodeInfo`] in
 //! kube-scheduler's zone-interleaved order, plus the Services, ReplicationControllers,
-//! ReplicaSets and StatefulSets that spreading needs.
+//! ReplicaSets and StatefulSets that spreading needs, and the PersistentVolumes,
+//! PersistentVolumeClaims, StorageClasses and CSINodes of the volume plugins
+//! ([`VolumeIndex`], shared copy-on-write with their cycle state).
 //!
 //! Node order follows `pkg/scheduler/internal/cache/node_tree.go` (v1.22): nodes are grouped by
 //! zone (zones in order of first appearance, nodes in insertion order inside a zone) and listed

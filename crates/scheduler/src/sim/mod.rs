@@ -7,6 +7,12 @@
 //! its queue, which for a batch read from files is best approximated by creation time — and
 //! scheduled one at a time, each placement assumed into the cluster state before the next pod.
 //! Pods for other schedulers, pods being deleted and duplicates are reported as `Skipped`.
+//!
+//! Volumes: PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes from the
+//! files feed the volume plugins. With no binding cycle, a scheduled pod's VolumeBinding
+//! reservation is assumed and then committed at once as PreBind and the PV controller would
+//! leave it (static bindings bound; claims to provision annotated with the selected node), so
+//! the pods after it see those PVs taken.
 
 pub mod files;
 pub mod openb;

@@ -448,9 +448,10 @@ mod tests {
         pv
     }
 
-    /// `TestAssumePV`/`TestRestorePV` semantics (upstream `assume_cache_test.go`): an assumption
-    /// shows in the assume view only, survives an informer update that is not newer, and is
-    /// dropped by a newer update or `Restore`; an older object cannot be assumed.
+    /// The assume-cache rules of `assume_cache.go` (as its `TestAssumePV` and `TestRestorePV`
+    /// exercise them; not a transcription): an assumption shows in the assume view only,
+    /// survives an informer update that is not newer, and is dropped by a newer update or
+    /// `Restore`; an older object cannot be assumed.
     #[test]
     fn assume_cache_versions() {
         let mut idx = VolumeIndex::new();
