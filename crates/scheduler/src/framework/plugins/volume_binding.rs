@@ -18,7 +18,7 @@
 //!   UnschedulableAndUnresolvable;
 //! - **Reserve** ([`FilterPlugin::reserve`]): the bindings chosen for the node go out as
 //!   [`Reservation::Volumes`]; the caller assumes them in the
-//!   [`VolumeIndex`](crate::volume::VolumeIndex) with the pod so the next pods see the PVs taken;
+//!   [`VolumeIndex`] with the pod so the next pods see the PVs taken;
 //! - **Unreserve**: forgetting the pod reverts the assumption
 //!   ([`Cache::forget_pod`](crate::cache::Cache::forget_pod));
 //! - **PreBind** (cluster mode, [`crate::controller::volume_binding`]): the PV and PVC updates,
