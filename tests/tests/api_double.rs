@@ -779,3 +779,200 @@ async fn events_recorder_publishes_through_the_double() {
     assert_eq!(methods, vec!["POST 201", "PATCH 200"]);
     api.shutdown().await;
 }
+
+/// The storage kinds the volume plugins watch: PersistentVolumes and PersistentVolumeClaims
+/// (with `status`), StorageClasses and CSINodes — create defaults, optimistic concurrency
+/// (409), the status subresource, selectors, and list+watch through a `kube` watcher.
+#[tokio::test]
+async fn storage_kinds_list_watch_status_and_conflicts() {
+    use k8s_openapi::api::core::v1::{
+        PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeSpec,
+        PersistentVolumeStatus,
+    };
+    use k8s_openapi::api::storage::v1::{CSINode, CSINodeSpec, StorageClass};
+
+    let api = ApiServer::start().await;
+    let client = api.client("tester");
+    let pvs: Api<PersistentVolume> = Api::all(client.clone());
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let scs: Api<StorageClass> = Api::all(client.clone());
+    let csinodes: Api<CSINode> = Api::all(client.clone());
+
+    // A watcher over PVs sees the initial list, then changes.
+    let (reader, writer) = reflector::store::<PersistentVolume>();
+    let watch = tokio::spawn(
+        reflector(writer, watcher(pvs.clone(), watcher::Config::default()))
+            .default_backoff()
+            .applied_objects()
+            .try_for_each(|_| async { Ok(()) }),
+    );
+
+    let pv = |name: &str, class: &str| PersistentVolume {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(BTreeMap::from([("tier".to_string(), class.to_string())])),
+            ..Default::default()
+        },
+        spec: Some(PersistentVolumeSpec {
+            storage_class_name: Some(class.into()),
+            ..Default::default()
+        }),
+        status: Some(PersistentVolumeStatus {
+            phase: Some("Available".into()),
+            ..Default::default()
+        }),
+    };
+    let created = pvs
+        .create(&PostParams::default(), &pv("pv-a", "gold"))
+        .await
+        .unwrap();
+    // Create resets the status as the PV strategy does; the PV controller sets Available.
+    assert_eq!(created.status.unwrap().phase.as_deref(), Some("Pending"));
+    assert!(created.metadata.namespace.is_none(), "cluster-scoped");
+    pvs.create(&PostParams::default(), &pv("pv-b", "silver"))
+        .await
+        .unwrap();
+    let e = api_err(
+        pvs.create(&PostParams::default(), &pv("pv-a", "gold"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 409);
+
+    // Update with a stale resourceVersion: 409 Conflict; with the current one: accepted.
+    let mut current = pvs.get("pv-a").await.unwrap();
+    let stale_rv = current.metadata.resource_version.clone();
+    current.spec.as_mut().unwrap().claim_ref = Some(ObjectReference {
+        name: Some("c".into()),
+        namespace: Some("default".into()),
+        ..Default::default()
+    });
+    let updated = pvs
+        .replace("pv-a", &PostParams::default(), &current)
+        .await
+        .unwrap();
+    assert_ne!(updated.metadata.resource_version, stale_rv);
+    let e = api_err(
+        pvs.replace("pv-a", &PostParams::default(), &current)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 409, "{e:?}");
+    // A main-resource write keeps the status; the status subresource changes it.
+    let mut st = pvs.get("pv-a").await.unwrap();
+    st.status = Some(PersistentVolumeStatus {
+        phase: Some("Bound".into()),
+        ..Default::default()
+    });
+    let bound = pvs
+        .replace_status("pv-a", &PostParams::default(), &st)
+        .await
+        .unwrap();
+    assert_eq!(bound.status.unwrap().phase.as_deref(), Some("Bound"));
+
+    // Selectors: labels, and metadata.name as the only field of a cluster-scoped kind.
+    let gold = pvs
+        .list(&ListParams::default().labels("tier=gold"))
+        .await
+        .unwrap();
+    assert_eq!(gold.items.len(), 1);
+    let named = pvs
+        .list(&ListParams::default().fields("metadata.name=pv-b"))
+        .await
+        .unwrap();
+    assert_eq!(named.items[0].metadata.name.as_deref(), Some("pv-b"));
+    let e = api_err(
+        pvs.list(&ListParams::default().fields("metadata.namespace=x"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 400);
+
+    // Claims are namespaced, with a status subresource.
+    let claim = PersistentVolumeClaim {
+        metadata: ObjectMeta {
+            name: Some("c".into()),
+            ..Default::default()
+        },
+        spec: Some(PersistentVolumeClaimSpec {
+            storage_class_name: Some("gold".into()),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let c = pvcs.create(&PostParams::default(), &claim).await.unwrap();
+    assert_eq!(c.metadata.namespace.as_deref(), Some("default"));
+    assert_eq!(c.status.unwrap().phase.as_deref(), Some("Pending"));
+    let mut c = pvcs.get("c").await.unwrap();
+    c.metadata.annotations = Some(BTreeMap::from([(
+        "volume.kubernetes.io/selected-node".to_string(),
+        "n1".to_string(),
+    )]));
+    pvcs.replace("c", &PostParams::default(), &c).await.unwrap();
+    let e = api_err(
+        pvcs.replace("c", &PostParams::default(), &c)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(e.code, 409);
+
+    // storage.k8s.io/v1: class defaults, CSINodes.
+    let sc = scs
+        .create(
+            &PostParams::default(),
+            &StorageClass {
+                metadata: ObjectMeta {
+                    name: Some("gold".into()),
+                    ..Default::default()
+                },
+                provisioner: "ebs.csi.aws.com".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(sc.volume_binding_mode.as_deref(), Some("Immediate"));
+    assert_eq!(sc.reclaim_policy.as_deref(), Some("Delete"));
+    csinodes
+        .create(
+            &PostParams::default(),
+            &CSINode {
+                metadata: ObjectMeta {
+                    name: Some("n1".into()),
+                    ..Default::default()
+                },
+                spec: CSINodeSpec { drivers: vec![] },
+                status: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        csinodes
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    let e = api_err(scs.get("silver").await.unwrap_err());
+    assert_eq!(e.code, 404);
+    assert_eq!(
+        e.message,
+        "storageclasses.storage.k8s.io \"silver\" not found"
+    );
+
+    // The watcher saw both PVs and the latest version of pv-a; a delete leaves the store.
+    wait_for("watcher sees pv-a bound", || {
+        reader.state().iter().any(|p| {
+            p.metadata.name.as_deref() == Some("pv-a")
+                && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound")
+        }) && reader.state().len() == 2
+    })
+    .await;
+    pvs.delete("pv-b", &DeleteParams::default()).await.unwrap();
+    wait_for("watcher drops pv-b", || reader.state().len() == 1).await;
+    watch.abort();
+    api.shutdown().await;
+}

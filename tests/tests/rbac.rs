@@ -1,10 +1,12 @@
 //! The RBAC manifests grant exactly what the scheduler calls.
 //!
 //! Three replicas (leader election on, Lease in the manifests' namespace) run a scenario that
-//! takes every API path of `mini-scheduler run`: the watches, a binding, a binding answered
-//! 409 (someone else bound the pod first), a `Scheduled` event, a `FailedScheduling` event and
-//! `PodScheduled=False` status patch, the same failure again (an event series patch), Lease
-//! acquire, renew, release and takeover. The API test double records every request with the
+//! takes every API path of `mini-scheduler run` with every plugin of kube-scheduler v1.22's
+//! default profile: the watches, a binding, a binding answered 409 (someone else bound the pod
+//! first), a `Scheduled` event, a `FailedScheduling` event and `PodScheduled=False` status
+//! patch, the same failure again (an event series patch), VolumeBinding's PreBind (a PV bound to
+//! a claim, a claim annotated for provisioning, both completed by a miniature PV controller),
+//! Lease acquire, renew, release and takeover. The API test double records every request with the
 //! verb, group, resource, subresource, namespace and name an authorizer checks; the requests of
 //! the replicas (not of the test's own client) are then compared with the ClusterRole and the
 //! Role in `manifests/rbac.yaml`:
@@ -30,11 +32,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 use scheduler::controller::RunOutcome;
 use scheduler::controller::replica::ReplicaConfig;
+use scheduler::policy::default_provider;
 use tests::apiserver::{ApiServer, RequestRecord};
 use tests::manifests::{Kustomization, Manifest, manifests_dir};
 use tests::replica::{
     LEASE_NAME, ReplicaHandle, SCHEDULER_NAME, fast_election, run_config, spawn_replica_with_config,
 };
+use tests::volumes::{self, claim, class, fake_pv_controller, local_pv, pod_with_claim};
 
 const WAIT: Duration = Duration::from_secs(20);
 const TESTER: &str = "tester";
@@ -253,6 +257,15 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
     let api = ApiServer::start().await;
     api.seed(&node("small", "2")).unwrap();
     api.seed(&node("big", "16")).unwrap();
+    // Storage for VolumeBinding: a local PV on `vol-node`, a class that provisions there.
+    api.seed(&volumes::node("vol-node")).unwrap();
+    api.seed(&class("local", "kubernetes.io/no-provisioner", None))
+        .unwrap();
+    api.seed(&class("fast", "csi.example.com", Some("vol-node")))
+        .unwrap();
+    api.seed(&local_pv("local-pv", "vol-node")).unwrap();
+    api.seed(&claim("static", "local")).unwrap();
+    api.seed(&claim("dynamic", "fast")).unwrap();
 
     // Three replicas electing through the Lease in the scheduler's own namespace.
     let ids = ["replica-1", "replica-2", "replica-3"];
@@ -261,8 +274,10 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         let mut election = fast_election(id);
         election.lease_namespace = namespace.clone();
         assert_eq!(election.lease_name, LEASE_NAME);
+        let mut run = run_config(id);
+        run.policy = default_provider();
         let cfg = ReplicaConfig {
-            run: run_config(id),
+            run,
             election: Some(election),
             election_client: None,
         };
@@ -293,6 +308,28 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
                 .is_some()
     })
     .await;
+
+    // VolumeBinding's PreBind: static binding (the PV's claimRef) and provisioning (the claim's
+    // selected-node annotation), each completed by the miniature PV controller.
+    let pv_controller = tokio::spawn(fake_pv_controller(
+        api.client("pv-controller"),
+        std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new())),
+    ));
+    for p in [
+        pod_with_claim("uses-static", "static"),
+        pod_with_claim("uses-dynamic", "dynamic"),
+    ] {
+        create_pod(&api, &p).await;
+    }
+    wait_for("the pods with claims bound", || {
+        ["uses-static", "uses-dynamic"].iter().all(|p| {
+            api.get::<Pod>("default", p)
+                .and_then(|p| p.spec?.node_name)
+                .is_some()
+        })
+    })
+    .await;
+    pv_controller.abort();
 
     // Unschedulable: FailedScheduling event and PodScheduled=False; then a node that does not
     // help either is added, the pod is retried and fails again: the event becomes a series.
@@ -404,6 +441,8 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         ("get", "leases"),
         ("create", "leases"),
         ("update", "leases"),
+        ("update", "persistentvolumes"),
+        ("update", "persistentvolumeclaims"),
     ] {
         assert!(
             used.iter()

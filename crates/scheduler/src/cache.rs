@@ -24,7 +24,10 @@
 //!   cycle sees the resources taken before the API server has answered the binding.
 //! - [`Cache::finish_binding`] starts the expiry clock of an assumed pod; an assumed pod whose
 //!   binding never finished never expires (upstream's `bindingFinished`).
-//! - [`Cache::forget_pod`] (Assumed → Initial) undoes an assumption when binding failed.
+//! - [`Cache::forget_pod`] (Assumed → Initial) undoes an assumption when binding failed,
+//!   including VolumeBinding's assumed PV/PVC bindings ([`Cache::assume_pod_volumes`];
+//!   Unreserve). [`Cache::finish_binding`] keeps them: the API server's newer objects replace
+//!   them through the watches.
 //! - [`Cache::add_pod`] (Assumed → Added, or Initial/Expired → Added) confirms an assumed pod
 //!   when the watch shows it assigned; if it was assigned to another node than assumed, it is
 //!   moved there. A pod the scheduler never assumed (bound by someone else, or before this
@@ -317,6 +320,32 @@ impl Cache {
         self.snapshot.remove_namespace(name);
     }
 
+    // ---- volumes ----
+
+    /// The PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes
+    /// ([`Snapshot::volumes_mut`]); watch events apply here.
+    pub fn volumes_mut(&mut self) -> &mut crate::volume::VolumeIndex {
+        self.snapshot.volumes_mut()
+    }
+
+    /// Reserve for VolumeBinding: assume the pod's PV/PVC bindings on `node`
+    /// ([`VolumeIndex::assume_pod_volumes`](crate::volume::VolumeIndex::assume_pod_volumes)),
+    /// so the next cycles see those PVs taken. [`Cache::forget_pod`] undoes it,
+    /// [`Cache::finish_binding`] keeps it.
+    ///
+    /// # Errors
+    /// The assumption failed (an object changed meanwhile); nothing is assumed.
+    pub fn assume_pod_volumes(
+        &mut self,
+        pod: &PodInfo,
+        node: &str,
+        volumes: &crate::volume::PodVolumes,
+    ) -> Result<crate::volume::AssumedPodVolumes, String> {
+        self.snapshot
+            .volumes_mut()
+            .assume_pod_volumes(pod, node, volumes)
+    }
+
     // ---- pods ----
 
     /// Account `key` on its node when the node is present, recording the GPU devices chosen.
@@ -429,6 +458,11 @@ impl Cache {
                 binding_finished: true,
             };
         }
+        // The volume bindings were written: keep them assumed until the watch brings newer
+        // objects, but there is nothing left to undo.
+        if self.snapshot.volumes().has_assumed_pod(key) {
+            self.snapshot.volumes_mut().finish_pod_volumes(key);
+        }
     }
 
     /// `ForgetPod`: undo [`Cache::assume_pod`] (binding failed): the pod's resources are
@@ -461,6 +495,10 @@ impl Cache {
             });
         }
         self.evict(&key);
+        // Unreserve of VolumeBinding: the pod's assumed PV/PVC bindings go too.
+        if self.snapshot.volumes().has_assumed_pod(&key) {
+            self.snapshot.volumes_mut().revert_pod_volumes(&key);
+        }
         tracing::debug!(pod = %key, "Assumed pod forgotten");
         Ok(())
     }

@@ -16,6 +16,7 @@ pub mod queue;
 pub mod schedule_one;
 pub mod sim;
 pub mod snapshot;
+pub mod volume;
 
 pub use framework::{Framework, NodeInfo, PodInfo, Status};
 pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};

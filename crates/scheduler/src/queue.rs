@@ -181,6 +181,22 @@ pub enum ClusterEvent {
     UnschedulableTimeout,
     /// A reloaded policy was swapped in (mini-scheduler's hot reload; no upstream event).
     PolicyChange,
+    /// A PersistentVolume was added.
+    PvAdd,
+    /// A PersistentVolume changed.
+    PvUpdate,
+    /// A PersistentVolumeClaim was added.
+    PvcAdd,
+    /// A PersistentVolumeClaim changed.
+    PvcUpdate,
+    /// A StorageClass was added.
+    StorageClassAdd,
+    /// A StorageClass changed.
+    StorageClassUpdate,
+    /// A CSINode was added.
+    CsiNodeAdd,
+    /// A CSINode changed.
+    CsiNodeUpdate,
 }
 
 impl ClusterEvent {
@@ -194,6 +210,14 @@ impl ClusterEvent {
             ClusterEvent::AssignedPodUpdate => "AssignedPodUpdate",
             ClusterEvent::UnschedulableTimeout => "UnschedulableTimeout",
             ClusterEvent::PolicyChange => "PolicyChange",
+            ClusterEvent::PvAdd => "PvAdd",
+            ClusterEvent::PvUpdate => "PvUpdate",
+            ClusterEvent::PvcAdd => "PvcAdd",
+            ClusterEvent::PvcUpdate => "PvcUpdate",
+            ClusterEvent::StorageClassAdd => "StorageClassAdd",
+            ClusterEvent::StorageClassUpdate => "StorageClassUpdate",
+            ClusterEvent::CsiNodeAdd => "CSINodeAdd",
+            ClusterEvent::CsiNodeUpdate => "CSINodeUpdate",
         }
     }
 }

@@ -142,6 +142,9 @@ pub struct ScheduleResult {
     pub scores: Option<BTreeMap<String, ScoreBreakdown>>,
     /// With `explain`: nodes that failed a filter and their reasons.
     pub diagnosis: Option<BTreeMap<String, Vec<String>>>,
+    /// What the filters' Reserve decided for the chosen node (e.g. VolumeBinding's PV/PVC
+    /// bindings), for the caller to assume with the pod.
+    pub reservations: Vec<crate::framework::Reservation>,
     /// Time spent in PreFilter + Filter (the `Filter` extension point of the metric).
     pub filter_duration: std::time::Duration,
     /// Time spent in PreScore + Score + NormalizeScore and host selection (`Score`).
@@ -255,6 +258,20 @@ impl Algorithm {
     /// [`ScheduleError::Fit`] when no node fits, [`ScheduleError::NoNodesAvailable`] on an empty
     /// snapshot, [`ScheduleError::Plugin`] when a plugin fails internally.
     pub fn schedule(
+        &mut self,
+        fwk: &Framework,
+        snapshot: &Snapshot,
+        pod: &PodInfo,
+        explain: bool,
+    ) -> Result<ScheduleResult, ScheduleError> {
+        let r = self.schedule_cycle(fwk, snapshot, pod, explain);
+        // Release what the plugins kept (e.g. the volume index the volume plugins share), so
+        // the snapshot's copy-on-write parts stay unshared between cycles.
+        self.state.clear();
+        r
+    }
+
+    fn schedule_cycle(
         &mut self,
         fwk: &Framework,
         snapshot: &Snapshot,
@@ -411,6 +428,14 @@ impl Algorithm {
         // Feasible nodes are in search order (the filters preserve order within a chunk).
         self.next_start_node_index = (start + processed) % n;
         self.active = active;
+        // An Error status from a Filter aborts the attempt (v1.22 `RunFilterPlugins` returns it
+        // as the cycle's error); only failures are scanned.
+        if let Some((_, s)) = self.failed.iter().find(|(_, s)| s.code == Code::Error) {
+            return Err(ScheduleError::Plugin {
+                plugin: s.plugin.into(),
+                message: s.message(),
+            });
+        }
 
         // findNodesThatPassExtenders: only when an extender filters for this pod. Statuses are
         // then kept by node name, as extenders report nodes by name.
@@ -487,6 +512,20 @@ impl Algorithm {
         let (chosen, scores) = result?;
         let node = &nodes[chosen as usize];
         let gpu_indexes = node.pick_gpus(pod.gpu).unwrap_or_default();
+        let mut reservations = Vec::new();
+        for &fi in &self.active {
+            let f = &fwk.filters[fi];
+            match f.reserve(&self.state, pod, node) {
+                Ok(Some(r)) => reservations.push(r),
+                Ok(None) => {}
+                Err(s) => {
+                    return Err(ScheduleError::Plugin {
+                        plugin: f.name().into(),
+                        message: s.message(),
+                    });
+                }
+            }
+        }
         Ok(ScheduleResult {
             node: node.name.clone(),
             node_index: chosen,
@@ -495,6 +534,7 @@ impl Algorithm {
             gpu_indexes,
             scores,
             diagnosis,
+            reservations,
             filter_duration,
             score_duration,
         })

@@ -1,6 +1,8 @@
 //! [`Snapshot`]: the cluster state one scheduling cycle reads — every [`NodeInfo`] in
 //! kube-scheduler's zone-interleaved order, plus the Services, ReplicationControllers,
-//! ReplicaSets and StatefulSets that spreading needs.
+//! ReplicaSets and StatefulSets that spreading needs, and the PersistentVolumes,
+//! PersistentVolumeClaims, StorageClasses and CSINodes of the volume plugins
+//! ([`VolumeIndex`], shared copy-on-write with their cycle state).
 //!
 //! Node order follows `pkg/scheduler/internal/cache/node_tree.go` (v1.22): nodes are grouped by
 //! zone (zones in order of first appearance, nodes in insertion order inside a zone) and listed
@@ -14,6 +16,7 @@ use k8s_openapi::api::core::v1 as core;
 
 use crate::framework::types::{NodeInfo, PodInfo};
 use crate::labels::{LabelSelector, Labels};
+use crate::volume::VolumeIndex;
 
 /// A Service's selector, as spreading uses it.
 #[derive(Debug, Clone)]
@@ -191,6 +194,9 @@ pub struct Snapshot {
     nodes_with_affinity: BTreeSet<u32>,
     /// Indexes of the nodes with a non-empty [`NodeInfo::pods_with_required_anti_affinity`].
     nodes_with_required_anti_affinity: BTreeSet<u32>,
+    /// PVs, PVCs, StorageClasses and CSINodes, shared with the cycle state of the volume
+    /// plugins (copy-on-write: mutated through [`Snapshot::volumes_mut`]).
+    volumes: Arc<VolumeIndex>,
 }
 
 impl Snapshot {
@@ -423,6 +429,18 @@ impl Snapshot {
     /// at least one controller.
     pub fn nodes_with_prefer_avoid_pods(&self) -> usize {
         self.stats.prefer_avoid_pods
+    }
+
+    /// The PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (an `Arc` the
+    /// volume plugins keep in their cycle state; cloning it is cheap).
+    pub fn volumes(&self) -> &Arc<VolumeIndex> {
+        &self.volumes
+    }
+
+    /// Mutable access to the volume objects. Copy-on-write: cheap while no cycle state holds
+    /// the index (the scheduling cycle releases it before returning).
+    pub fn volumes_mut(&mut self) -> &mut VolumeIndex {
+        Arc::make_mut(&mut self.volumes)
     }
 
     /// Add or replace a Service.

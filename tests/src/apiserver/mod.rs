@@ -17,8 +17,10 @@
 //!
 //! # Served API
 //! core/v1 `pods` (+ `binding`, `status`), `nodes` (+ `status`), `services`,
-//! `replicationcontrollers`, `events`; apps/v1 `replicasets`, `statefulsets`;
-//! coordination.k8s.io/v1 `leases`; events.k8s.io/v1 `events`. Verbs: GET, LIST (with `limit` /
+//! `replicationcontrollers`, `events`, `persistentvolumes` (+ `status`),
+//! `persistentvolumeclaims` (+ `status`); apps/v1 `replicasets`, `statefulsets`;
+//! coordination.k8s.io/v1 `leases`; events.k8s.io/v1 `events`; storage.k8s.io/v1
+//! `storageclasses`, `csinodes`. Verbs: GET, LIST (with `limit` /
 //! `continue`, `labelSelector`, `fieldSelector`), WATCH (`watch=true`, `resourceVersion`,
 //! `allowWatchBookmarks`, `timeoutSeconds`, `sendInitialEvents`), POST, PUT, PATCH
 //! (`application/merge-patch+json`, `application/strategic-merge-patch+json`), DELETE.
@@ -34,7 +36,9 @@
 //! `dryRun` is applied; LIST always reads the latest state (any `resourceVersion` is served as
 //! "not older than"); a watch from an RV newer than the store starts at the current state;
 //! core/v1 and events.k8s.io/v1 events are separate stores; no admission, defaulting or
-//! schema validation beyond what is documented on [`ApiServer`].
+//! schema validation beyond what is documented on [`ApiServer`] and the create defaults of the
+//! storage kinds (PV/PVC status `{phase: Pending}`, StorageClass `reclaimPolicy: Delete` and
+//! `volumeBindingMode: Immediate`). No PV controller runs: tests play it.
 
 mod faults;
 mod requests;

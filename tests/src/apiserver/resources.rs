@@ -23,6 +23,14 @@ pub enum Resource {
     Events,
     /// core/v1 `namespaces` (cluster-scoped).
     Namespaces,
+    /// core/v1 `persistentvolumes` (cluster-scoped).
+    PersistentVolumes,
+    /// core/v1 `persistentvolumeclaims`.
+    PersistentVolumeClaims,
+    /// storage.k8s.io/v1 `storageclasses` (cluster-scoped).
+    StorageClasses,
+    /// storage.k8s.io/v1 `csinodes` (cluster-scoped).
+    CsiNodes,
 }
 
 /// Static description of a [`Resource`].
@@ -80,10 +88,35 @@ static STATEFULSETS: ResourceInfo = info("apps", "statefulsets", "StatefulSet", 
 static LEASES: ResourceInfo = info("coordination.k8s.io", "leases", "Lease", true, false, false);
 static EVENTS: ResourceInfo = info("events.k8s.io", "events", "Event", true, false, false);
 static NAMESPACES: ResourceInfo = info("", "namespaces", "Namespace", false, true, false);
+static PVS: ResourceInfo = info(
+    "",
+    "persistentvolumes",
+    "PersistentVolume",
+    false,
+    true,
+    false,
+);
+static PVCS: ResourceInfo = info(
+    "",
+    "persistentvolumeclaims",
+    "PersistentVolumeClaim",
+    true,
+    true,
+    false,
+);
+static STORAGECLASSES: ResourceInfo = info(
+    "storage.k8s.io",
+    "storageclasses",
+    "StorageClass",
+    false,
+    false,
+    false,
+);
+static CSINODES: ResourceInfo = info("storage.k8s.io", "csinodes", "CSINode", false, false, false);
 
 impl Resource {
     /// Every served resource.
-    pub const ALL: [Resource; 10] = [
+    pub const ALL: [Resource; 14] = [
         Resource::Pods,
         Resource::Nodes,
         Resource::Services,
@@ -94,6 +127,10 @@ impl Resource {
         Resource::Leases,
         Resource::Events,
         Resource::Namespaces,
+        Resource::PersistentVolumes,
+        Resource::PersistentVolumeClaims,
+        Resource::StorageClasses,
+        Resource::CsiNodes,
     ];
 
     /// The static description of this resource.
@@ -109,6 +146,10 @@ impl Resource {
             Resource::Leases => &LEASES,
             Resource::Events => &EVENTS,
             Resource::Namespaces => &NAMESPACES,
+            Resource::PersistentVolumes => &PVS,
+            Resource::PersistentVolumeClaims => &PVCS,
+            Resource::StorageClasses => &STORAGECLASSES,
+            Resource::CsiNodes => &CSINODES,
         }
     }
 

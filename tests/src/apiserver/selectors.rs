@@ -128,6 +128,9 @@ fn supported_fields(resource: Resource) -> &'static [&'static str] {
             "status.nominatedNodeName",
         ],
         Resource::Nodes => &["metadata.name", "spec.unschedulable"],
+        // `generic.ObjectMetaFieldsSet(meta, false)` of cluster-scoped kinds (PersistentVolumes,
+        // StorageClasses, CSINodes).
+        r if !r.info().namespaced => &["metadata.name"],
         _ => &["metadata.name", "metadata.namespace"],
     }
 }

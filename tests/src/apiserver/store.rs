@@ -505,6 +505,23 @@ impl State {
         if r == Resource::Pods && reset_status {
             obj["status"] = json!({"phase": "Pending"});
         }
+        // The volume strategies clear the status on create and defaulting sets phase Pending;
+        // a StorageClass defaults its reclaim policy and binding mode.
+        if matches!(
+            r,
+            Resource::PersistentVolumes | Resource::PersistentVolumeClaims
+        ) && reset_status
+        {
+            obj["status"] = json!({"phase": "Pending"});
+        }
+        if r == Resource::StorageClasses {
+            if obj.get("reclaimPolicy").is_none_or(Value::is_null) {
+                obj["reclaimPolicy"] = json!("Delete");
+            }
+            if obj.get("volumeBindingMode").is_none_or(Value::is_null) {
+                obj["volumeBindingMode"] = json!("Immediate");
+            }
+        }
         Ok(self.commit(r, EventType::Added, obj, None))
     }
 

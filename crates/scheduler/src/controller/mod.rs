@@ -8,7 +8,12 @@
 //!
 //! - watches: nodes; pods assigned to a node and not `Succeeded`/`Failed` (whoever scheduled
 //!   them); pending pods with our `schedulerName` and no node; Services, ReplicationControllers,
-//!   ReplicaSets and StatefulSets. Every replica keeps them warm; only the leader schedules.
+//!   ReplicaSets and StatefulSets; PersistentVolumes, PersistentVolumeClaims, StorageClasses
+//!   and CSINodes. Every replica keeps them warm; only the leader schedules.
+//! - VolumeBinding: Reserve assumes the pod's PV/PVC bindings with the pod; before the Binding,
+//!   PreBind writes them and waits for the PV controller ([`volume_binding`]), each write behind
+//!   the fence; a PreBind failure undoes both assumptions, requeues the pod and reports
+//!   FailedScheduling, as v1.22 does.
 //! - a pod we bound counts against its node at once (assume); a failed binding forgets it and
 //!   requeues it with backoff; a `409 ... already assigned` binding is dropped (someone else
 //!   bound it) without retry; a queued pod that is deleted or bound elsewhere leaves the queue.
@@ -35,6 +40,7 @@ pub mod events;
 pub mod metrics;
 pub mod reload;
 pub mod replica;
+pub mod volume_binding;
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -182,6 +188,10 @@ enum Msg {
     Rs(WatchEvent<apps::ReplicaSet>),
     Ss(WatchEvent<apps::StatefulSet>),
     Namespace(WatchEvent<core::Namespace>),
+    Pv(Box<WatchEvent<core::PersistentVolume>>),
+    Pvc(WatchEvent<core::PersistentVolumeClaim>),
+    StorageClass(WatchEvent<k8s_openapi::api::storage::v1::StorageClass>),
+    CsiNode(WatchEvent<k8s_openapi::api::storage::v1::CSINode>),
     Bound {
         pod: Arc<PodInfo>,
         node: String,
@@ -195,9 +205,11 @@ enum BindResult {
     AlreadyAssigned(String),
     NotLeading(String),
     Failed(String),
+    /// PreBind (VolumeBinding) failed: the FailedScheduling message.
+    PreBindFailed(String),
 }
 
-const KINDS: [Kind; 8] = [
+const KINDS: [Kind; 12] = [
     "nodes",
     "assigned-pods",
     "pending-pods",
@@ -206,6 +218,10 @@ const KINDS: [Kind; 8] = [
     "replicasets",
     "statefulsets",
     "namespaces",
+    "persistentvolumes",
+    "persistentvolumeclaims",
+    "storageclasses",
+    "csinodes",
 ];
 
 fn spawn_watch<K, F>(
@@ -448,6 +464,38 @@ pub async fn run(
         tx.clone(),
         "namespaces",
         Msg::Namespace,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<core::PersistentVolume>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "persistentvolumes",
+        |e| Msg::Pv(Box::new(e)),
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<core::PersistentVolumeClaim>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "persistentvolumeclaims",
+        Msg::Pvc,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<k8s_openapi::api::storage::v1::StorageClass>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "storageclasses",
+        Msg::StorageClass,
+    );
+    spawn_watch(
+        &mut watches,
+        Api::<k8s_openapi::api::storage::v1::CSINode>::all(client.clone()),
+        watcher::Config::default(),
+        tx.clone(),
+        "csinodes",
+        Msg::CsiNode,
     );
 
     let recorder = events::EventRecorder::new(
@@ -817,6 +865,97 @@ impl Scheduler {
                     _ => {}
                 }
             }
+            Msg::Pv(ev) => {
+                let ev = *ev;
+                for gone in self.track("persistentvolumes", &ev) {
+                    self.cache.volumes_mut().remove_pv(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        let existed = self.cache.snapshot().volumes().pv(&o.name_any()).is_some();
+                        self.cache.volumes_mut().upsert_pv(o);
+                        self.volume_event(existed, ClusterEvent::PvAdd, ClusterEvent::PvUpdate);
+                    }
+                    WatchEvent::Delete(o) => {
+                        self.cache.volumes_mut().remove_pv(&o.name_any());
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            Msg::Pvc(ev) => {
+                for gone in self.track("persistentvolumeclaims", &ev) {
+                    let (ns, name) = split_key(&gone);
+                    self.cache.volumes_mut().remove_pvc(ns, name);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        let ns = o.namespace().unwrap_or_else(|| "default".into());
+                        let existed = self
+                            .cache
+                            .snapshot()
+                            .volumes()
+                            .pvc(&ns, &o.name_any())
+                            .is_some();
+                        self.cache.volumes_mut().upsert_pvc(o);
+                        self.volume_event(existed, ClusterEvent::PvcAdd, ClusterEvent::PvcUpdate);
+                    }
+                    WatchEvent::Delete(o) => {
+                        let ns = o.namespace().unwrap_or_else(|| "default".into());
+                        self.cache.volumes_mut().remove_pvc(&ns, &o.name_any());
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            Msg::StorageClass(ev) => {
+                for gone in self.track("storageclasses", &ev) {
+                    self.cache.volumes_mut().remove_storage_class(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        let existed = self
+                            .cache
+                            .snapshot()
+                            .volumes()
+                            .storage_class(&o.name_any())
+                            .is_some();
+                        self.cache.volumes_mut().upsert_storage_class(o);
+                        self.volume_event(
+                            existed,
+                            ClusterEvent::StorageClassAdd,
+                            ClusterEvent::StorageClassUpdate,
+                        );
+                    }
+                    WatchEvent::Delete(o) => {
+                        self.cache.volumes_mut().remove_storage_class(&o.name_any());
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            Msg::CsiNode(ev) => {
+                for gone in self.track("csinodes", &ev) {
+                    self.cache.volumes_mut().remove_csi_node(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                        let existed = self
+                            .cache
+                            .snapshot()
+                            .volumes()
+                            .csi_node(&o.name_any())
+                            .is_some();
+                        self.cache.volumes_mut().upsert_csi_node(o);
+                        self.volume_event(
+                            existed,
+                            ClusterEvent::CsiNodeAdd,
+                            ClusterEvent::CsiNodeUpdate,
+                        );
+                    }
+                    WatchEvent::Delete(o) => {
+                        self.cache.volumes_mut().remove_csi_node(&o.name_any());
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
             Msg::Bound { pod, node, result } => self.bound(pod, node, result),
         }
     }
@@ -837,6 +976,13 @@ impl Scheduler {
         };
         self.queue
             .move_all_to_active_or_backoff(event, now(), Some(&matches));
+    }
+
+    /// An added or updated storage object may make unschedulable pods fit (v1.22 moves them on
+    /// PV/PVC/StorageClass/CSINode add and update, the events the volume plugins register).
+    fn volume_event(&mut self, existed: bool, add: ClusterEvent, update: ClusterEvent) {
+        let event = if existed { update } else { add };
+        self.queue.move_all_to_active_or_backoff(event, now(), None);
     }
 
     fn track<K: Resource>(&mut self, kind: Kind, ev: &WatchEvent<K>) -> Vec<String> {
@@ -952,6 +1098,47 @@ impl Scheduler {
                     self.requeue(qp);
                     return;
                 }
+                // Reserve: VolumeBinding's PV/PVC bindings, assumed with the pod.
+                let mut volume_job = None;
+                for res in &r.reservations {
+                    match res {
+                        crate::framework::Reservation::Volumes(v) => {
+                            match self.cache.assume_pod_volumes(&pod, &r.node, v) {
+                                Ok(a) if a.all_bound => {}
+                                Ok(a) => {
+                                    let volumes = self.cache.snapshot().volumes();
+                                    volume_job = Some(volume_binding::VolumeBindJob {
+                                        pod: pod.clone(),
+                                        assumed: a,
+                                        node_labels: self
+                                            .cache
+                                            .snapshot()
+                                            .node(&r.node)
+                                            .map(|n| n.labels.clone())
+                                            .unwrap_or_default(),
+                                        csi_node: volumes.csi_node(&r.node).cloned(),
+                                        gates: crate::volume::MigrationGates::default(),
+                                    });
+                                }
+                                Err(e) => {
+                                    let message = format!(
+                                        "running Reserve plugin {:?}: {e}",
+                                        crate::framework::plugins::volume_binding::NAME
+                                    );
+                                    warn!(pod = %key, error = %message, "Reserve failed");
+                                    let _ = self.cache.forget_pod(&pod);
+                                    self.metrics
+                                        .schedule_attempts
+                                        .with_label_values(&["error", PROFILE])
+                                        .inc();
+                                    self.requeue(qp);
+                                    self.report_failure(pod.pod.clone(), message);
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
                 self.pending.remove(&key);
                 self.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
@@ -970,7 +1157,7 @@ impl Scheduler {
                     .with_label_values(&["scheduled", PROFILE])
                     .observe(elapsed);
                 let binder = crate::extender::binder_for(&self.extenders, &pod).cloned();
-                self.spawn_bind(pod, r.node, gpu, guard, binder);
+                self.spawn_bind(pod, r.node, gpu, volume_job, guard, binder);
             }
             Err(e) => {
                 let result = if matches!(e, ScheduleError::Fit(_) | ScheduleError::NoNodesAvailable)
@@ -1012,6 +1199,7 @@ impl Scheduler {
         pod: Arc<PodInfo>,
         node: String,
         gpu: Option<Vec<u32>>,
+        volumes: Option<volume_binding::VolumeBindJob>,
         guard: LeadershipGuard,
         binder: Option<Arc<dyn Extender>>,
     ) {
@@ -1024,6 +1212,42 @@ impl Scheduler {
         let limiter = self.limiter.clone();
         self.binds.spawn(async move {
             let _permit = slots.acquire_owned().await;
+            // PreBind: VolumeBinding's writes, then the wait for the PV controller.
+            if let Some(job) = volumes {
+                let started = std::time::Instant::now();
+                let r = volume_binding::bind_pod_volumes(
+                    &client,
+                    &guard,
+                    &limiter,
+                    &job,
+                    crate::framework::plugins::volume_binding::DEFAULT_BIND_TIMEOUT,
+                    volume_binding::POLL_INTERVAL,
+                )
+                .await;
+                bind_hist
+                    .with_label_values(&[
+                        "PreBind",
+                        if r.is_ok() { "Success" } else { "Error" },
+                        PROFILE,
+                    ])
+                    .observe(started.elapsed().as_secs_f64());
+                let failed = match r {
+                    Ok(()) => None,
+                    Err(volume_binding::PreBindError::NotLeading(m)) => {
+                        Some(BindResult::NotLeading(m))
+                    }
+                    Err(volume_binding::PreBindError::Failed(m)) => {
+                        Some(BindResult::PreBindFailed(format!(
+                            "running PreBind plugin {:?}: {m}",
+                            crate::framework::plugins::volume_binding::NAME
+                        )))
+                    }
+                };
+                if let Some(result) = failed {
+                    let _ = tx.send(Msg::Bound { pod, node, result }).await;
+                    return;
+                }
+            }
             // The rate-limit token first, then the fence check inside `bind`, then the request.
             limiter.acquire().await;
             let started = std::time::Instant::now();
@@ -1081,6 +1305,12 @@ impl Scheduler {
             BindResult::Failed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "Binding failed; requeueing");
                 self.requeue_after_failed_bind(&key, pod);
+            }
+            BindResult::PreBindFailed(msg) => {
+                warn!(pod = %key, node = %node, error = %msg, "PreBind failed; requeueing");
+                let raw = pod.pod.clone();
+                self.requeue_after_failed_bind(&key, pod);
+                self.report_failure(raw, msg);
             }
         }
     }

@@ -185,6 +185,20 @@ impl FastCheck {
     }
 }
 
+/// A decision a plugin's Reserve takes for the chosen node (`framework.ReservePlugin`, the
+/// decision half). The scheduling cycle only reads the snapshot, so the decision travels out in
+/// [`ScheduleResult::reservations`](crate::ScheduleResult::reservations) and the caller applies
+/// it together with assuming the pod; a failure after that is undone with the pod (Unreserve).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reservation {
+    /// VolumeBinding: the PV/PVC bindings and provisionings chosen for the node, to assume
+    /// ([`crate::volume::VolumeIndex::assume_pod_volumes`]) and write in PreBind.
+    Volumes(std::sync::Arc<crate::volume::PodVolumes>),
+}
+
+// The Kubernetes objects inside hold no floating-point fields, so equality is total.
+impl Eq for Reservation {}
+
 /// A Filter plugin (with its optional PreFilter). Filters decide whether a pod *can* run on a
 /// node; the first failing filter's status explains why not.
 pub trait FilterPlugin: Send + Sync {
@@ -200,6 +214,21 @@ pub trait FilterPlugin: Send + Sync {
 
     /// Filter one node.
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status;
+
+    /// Reserve, decision half: what this plugin needs reserved for `pod` on the chosen `node`,
+    /// read from its cycle state (only called when PreFilter did not skip). The default
+    /// reserves nothing.
+    ///
+    /// # Errors
+    /// An `Error` status aborts the scheduling attempt.
+    fn reserve(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _node: &NodeInfo,
+    ) -> Result<Option<Reservation>, Status> {
+        Ok(None)
+    }
 
     /// A sufficient condition for [`FilterPlugin::filter`] to pass, for this pod, checkable on
     /// the node's hot row; `None` when the plugin has none.

@@ -83,6 +83,13 @@ pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>
             args.inter_pod_affinity.hard_pod_affinity_weight,
         )),
         plugins::pod_topology_spread::NAME => Box::new(plugins::PodTopologySpread::new()),
+        plugins::volume_zone::NAME => Box::new(plugins::VolumeZone),
+        plugins::volume_binding::NAME => Box::new(plugins::VolumeBinding::default()),
+        plugins::node_volume_limits::NAME => Box::new(plugins::NodeVolumeLimits::default()),
+        "EBSLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::Ebs)),
+        "GCEPDLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::GcePd)),
+        "AzureDiskLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::AzureDisk)),
+        "CinderLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::Cinder)),
         _ => return None,
     })
 }

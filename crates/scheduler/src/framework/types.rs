@@ -466,6 +466,9 @@ pub struct PodInfo {
     pub tolerations: Vec<Toleration>,
     /// Disk volumes that can conflict on a node.
     pub disk_volumes: Vec<DiskVolume>,
+    /// Claim-backed and inline attachable volumes, for the volume plugins (VolumeBinding,
+    /// VolumeZone, the volume limits).
+    pub volumes: crate::volume::PodVolumeRefs,
     /// GPU demand (count 0 = none).
     pub gpu: GpuRequest,
     /// GPU devices recorded on the pod (annotation [`ANNOTATION_GPU_INDEXES`]).
@@ -647,6 +650,8 @@ impl PodInfo {
         let topology_spread_constraints =
             parse_spread_constraints(spec.topology_spread_constraints.as_ref())
                 .map_err(selector_err)?;
+        let volumes =
+            crate::volume::PodVolumeRefs::parse(&name, spec.volumes.as_deref().unwrap_or_default());
 
         let whole = requests.scalar(RESOURCE_GPU);
         let share = requests.scalar(RESOURCE_GPU_MILLI);
@@ -696,6 +701,7 @@ impl PodInfo {
             required_node_affinity,
             tolerations,
             disk_volumes,
+            volumes,
             gpu,
             gpu_indexes,
             has_topology_spread_constraints: spec

@@ -64,6 +64,13 @@ pub const IMPLEMENTED_FILTER_PLUGINS: &[&str] = &[
     "ServiceAffinity",
     "PodTopologySpread",
     "InterPodAffinity",
+    "EBSLimits",
+    "GCEPDLimits",
+    "NodeVolumeLimits",
+    "AzureDiskLimits",
+    "CinderLimits",
+    "VolumeBinding",
+    "VolumeZone",
 ];
 
 /// Score plugins mini-scheduler implements, by framework name.
@@ -1504,7 +1511,7 @@ mod tests {
         );
         assert!(is_implemented_name("MatchInterPodAffinity"));
         assert!(is_implemented_name("EvenPodsSpreadPriority"));
-        assert!(!is_implemented_name("MaxCinderVolumeCount"));
+        assert!(is_implemented_name("MaxCinderVolumeCount"));
         assert!(is_implemented_name("PodFitsPorts") && is_implemented_name("EqualPriority"));
         assert!(is_implemented_name("CheckNodeLabelPresence"));
         assert!(is_implemented_name("ImageLocalityPriority"));
@@ -1527,9 +1534,10 @@ mod tests {
             .collect();
         let filters: Vec<&str> = d.filters.iter().map(|f| f.plugin).collect();
         assert_eq!(filters, want_filters);
-        // With this branch's plugins: upstream order, SelectorSpread (gate off) last.
+        // Every plugin of v1.22's DefaultProvider is implemented: its whole profile, in upstream
+        // order (TestAlgorithmProviderCompatibility), SelectorSpread (gate off) appended.
         assert_eq!(
-            &filters[..7],
+            filters,
             [
                 "NodeUnschedulable",
                 "NodeName",
@@ -1538,27 +1546,31 @@ mod tests {
                 "NodePorts",
                 "NodeResourcesFit",
                 "VolumeRestrictions",
+                "EBSLimits",
+                "GCEPDLimits",
+                "NodeVolumeLimits",
+                "AzureDiskLimits",
+                "VolumeBinding",
+                "VolumeZone",
+                "PodTopologySpread",
+                "InterPodAffinity",
             ]
         );
-        assert_eq!(
-            &filters[filters.len() - 2..],
-            ["PodTopologySpread", "InterPodAffinity"]
-        );
         let scores: Vec<(&str, i64)> = d.scores.iter().map(|s| (s.plugin, s.weight)).collect();
-        for want in [
-            ("NodeResourcesBalancedAllocation", 1),
-            ("ImageLocality", 1),
-            ("NodeResourcesLeastAllocated", 1),
-            ("NodeAffinity", 1),
-            ("NodePreferAvoidPods", 10000),
-            ("TaintToleration", 1),
-            ("InterPodAffinity", 1),
-            ("PodTopologySpread", 2),
-            ("SelectorSpread", 1),
-        ] {
-            assert!(scores.contains(&want), "{want:?} in {scores:?}");
-        }
-        assert_eq!(scores.last(), Some(&("SelectorSpread", 1)));
+        assert_eq!(
+            scores,
+            [
+                ("NodeResourcesBalancedAllocation", 1),
+                ("ImageLocality", 1),
+                ("InterPodAffinity", 1),
+                ("NodeResourcesLeastAllocated", 1),
+                ("NodeAffinity", 1),
+                ("NodePreferAvoidPods", 10000),
+                ("PodTopologySpread", 2),
+                ("TaintToleration", 1),
+                ("SelectorSpread", 1),
+            ]
+        );
         for f in &d.filters {
             assert!(IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin));
         }

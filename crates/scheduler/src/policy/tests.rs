@@ -131,7 +131,9 @@ fn unknown_predicate_names_nearest_and_valid_names() {
          did you mean \"PodFitsPorts\"? valid predicates: CheckNodeUnschedulable, \
          GeneralPredicates, HostName, PodFitsHostPorts, PodFitsPorts, MatchNodeSelector, \
          PodFitsResources, NoDiskConflict, PodToleratesNodeTaints, CheckNodeLabelPresence, \
-         CheckServiceAffinity, EvenPodsSpread, MatchInterPodAffinity"
+         CheckServiceAffinity, MaxEBSVolumeCount, MaxGCEPDVolumeCount, MaxCSIVolumeCountPred, \
+         MaxAzureDiskVolumeCount, MaxCinderVolumeCount, CheckVolumeBinding, NoVolumeZoneConflict, \
+         EvenPodsSpread, MatchInterPodAffinity"
     );
 }
 
@@ -153,20 +155,6 @@ fn unknown_priority_in_yaml() {
              RequestedToCapacityRatio, SelectorSpreadPriority, ServiceSpreadingPriority, ServiceAffinity, \
              TaintTolerationPriority, EqualPriority"
         ),
-        "{e}"
-    );
-}
-
-#[test]
-fn nearest_name_that_is_not_supported_says_so() {
-    let e = parse_policy(
-        "p.json",
-        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"MaxCinderVolumeCont"}]}"#,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("did you mean \"MaxCinderVolumeCount\" (known to kube-scheduler, not supported yet by mini-scheduler)? valid predicates:"),
         "{e}"
     );
 }
@@ -564,29 +552,15 @@ fn null_versus_empty_predicates_and_priorities() {
         "{:?}",
         null.warnings
     );
-    // The volume plugins are not implemented yet; every default score plugin is.
-    assert!(omitted_filters && !omitted_scores);
-    assert!(
-        null.warnings[0]
-            .starts_with("config/policies/pass/defaults-null.json:4:3: \"predicates\" is not set"),
-        "{}",
-        null.warnings[0]
-    );
-    assert!(
-        null.warnings[0].contains("CheckVolumeBinding (VolumeBinding)"),
-        "{}",
-        null.warnings[0]
-    );
-    assert_eq!(null.warnings.len(), 1, "{:?}", null.warnings);
+    // Every plugin of v1.22's defaults is implemented: nothing omitted, nothing to warn about.
+    assert!(!omitted_filters && !omitted_scores);
+    assert!(null.warnings.is_empty(), "{:?}", null.warnings);
 
-    // Absent keys behave like null; the warning has no line.
+    // Absent keys behave like null.
     let absent = load("pass/defaults-absent.yaml").unwrap();
     assert_eq!(absent.resolved.filters, null.resolved.filters);
     assert_eq!(absent.resolved.scores, null.resolved.scores);
-    assert!(
-        absent.warnings[0]
-            .starts_with("config/policies/pass/defaults-absent.yaml: \"predicates\" is not set")
-    );
+    assert!(absent.warnings.is_empty(), "{:?}", absent.warnings);
     assert_eq!(absent.policy.predicates, None);
 }
 
@@ -709,16 +683,43 @@ fn repeated_priority_follows_v1_22() {
     assert!(same.warnings.is_empty());
 }
 
+/// The volume predicates resolve to their plugins (legacy_registry.go `predicateOrdering`
+/// positions), and each plugin builds.
+#[test]
+fn volume_predicates_resolve() {
+    let loaded = parse_policy(
+        "p.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[
+{"name":"NoVolumeZoneConflict"},{"name":"CheckVolumeBinding"},{"name":"MaxCinderVolumeCount"},
+{"name":"MaxAzureDiskVolumeCount"},{"name":"MaxCSIVolumeCountPred"},{"name":"MaxGCEPDVolumeCount"},
+{"name":"MaxEBSVolumeCount"}],"priorities":[]}"#,
+    )
+    .unwrap();
+    let filters: Vec<&str> = loaded.resolved.filters.iter().map(|f| f.plugin).collect();
+    assert_eq!(
+        filters,
+        [
+            "NodeUnschedulable",
+            "TaintToleration",
+            "EBSLimits",
+            "GCEPDLimits",
+            "NodeVolumeLimits",
+            "AzureDiskLimits",
+            "CinderLimits",
+            "VolumeBinding",
+            "VolumeZone"
+        ]
+    );
+    let fwk = crate::framework::Framework::from_policy(&loaded.resolved).unwrap();
+    let names: Vec<&str> = fwk.filters.iter().map(|f| f.name()).collect();
+    assert_eq!(&names[..9], filters.as_slice());
+}
+
 /// Every v1.22 predicate and priority name resolves; loading it fails with "not supported yet"
 /// exactly when its plugin is missing from this build (never silently dropped). Names that need
 /// plugin arguments fail, as in v1.22, when nothing in the policy gives them.
 #[test]
 fn unsupported_names_fail_with_plugin() {
-    assert_eq!(
-        err("fail/unsupported-predicate.json"),
-        "config/policies/fail/unsupported-predicate.json:6:14: predicate \"MaxCinderVolumeCount\" \
-         (plugin CinderLimits) at predicates[1].name is not supported yet by mini-scheduler"
-    );
     let predicates: &[(&str, &[&str])] = &[
         ("CheckNodeUnschedulable", &["NodeUnschedulable"]),
         (
@@ -1138,10 +1139,15 @@ fn yaml_empty_value_is_null_and_bom_is_ignored() {
     )
     .unwrap();
     assert_eq!(loaded.policy.predicates, None);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     assert!(
-        loaded.warnings[0].starts_with("p.yaml:3:1: \"predicates\" is not set"),
+        loaded
+            .resolved
+            .notes
+            .iter()
+            .any(|n| n.starts_with("predicates not set")),
         "{:?}",
-        loaded.warnings
+        loaded.resolved.notes
     );
     assert!(loaded.resolved.scores.is_empty());
     let singular_null = parse_policy(
@@ -1151,17 +1157,13 @@ fn yaml_empty_value_is_null_and_bom_is_ignored() {
     .unwrap();
     assert_eq!(
         singular_null.warnings.len(),
-        2,
+        1,
         "{:?}",
         singular_null.warnings
     );
     assert!(singular_null.warnings[0].contains("treating it as \"predicates\""));
-    assert!(
-        singular_null.warnings[1].starts_with("p.json:1:36: \"predicate\" is not set"),
-        "{:?}",
-        singular_null.warnings
-    );
-    assert_eq!(filters(&singular_null.resolved).len(), 9);
+    // `predicate: null` is `predicates: null`: all of v1.22's default predicates.
+    assert_eq!(filters(&singular_null.resolved).len(), 15);
 }
 
 /// One `*.expected.json` beside a fixture: the resolution kube-scheduler v1.22 gives the policy

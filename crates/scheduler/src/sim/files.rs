@@ -1,12 +1,19 @@
 //! Reading clusters from files: what `kubectl get -o yaml` prints (multi-document YAML, or a
-//! `v1 List`) of Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets and
-//! Namespaces (their labels feed pod affinity `namespaceSelector`).
-//! JSON is accepted too (it is YAML).
+//! `v1 List`) of Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets,
+//! Namespaces (their labels feed pod affinity `namespaceSelector`), PersistentVolumes,
+//! PersistentVolumeClaims, StorageClasses and CSINodes. JSON is accepted too (it is YAML).
+//!
+//! As the API server would, a StorageClass without `volumeBindingMode` gets `Immediate`, and a
+//! PersistentVolume without `status.phase` gets the phase the PV controller gives it
+//! (`Available`, or `Bound` when it has a `claimRef`). A bound claim needs
+//! `spec.volumeName` and the `pv.kubernetes.io/bind-completed` annotation, as the PV controller
+//! leaves it.
 
 use std::path::Path;
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::storage::v1 as storage;
 use serde::Deserialize;
 
 use super::{Cluster, SimError};
@@ -44,7 +51,11 @@ fn add_object(
     match (api_version.as_str(), kind.as_str()) {
         ("v1", "List") | (_, "NodeList") | (_, "PodList") | (_, "ServiceList")
         | (_, "ReplicationControllerList") | (_, "ReplicaSetList") | (_, "StatefulSetList")
-        | (_, "NamespaceList") => {
+        | (_, "NamespaceList")
+        | (_, "PersistentVolumeList")
+        | (_, "PersistentVolumeClaimList")
+        | (_, "StorageClassList")
+        | (_, "CSINodeList") => {
             let items = value
                 .get("items")
                 .and_then(|i| i.as_array())
@@ -55,10 +66,10 @@ fn add_object(
                 // Typed lists omit kind/apiVersion on their items.
                 if let (Some(obj), false) = (item.as_object_mut(), item_kind.is_empty()) {
                     obj.entry("kind").or_insert_with(|| item_kind.clone().into());
-                    let av = if matches!(item_kind.as_str(), "ReplicaSet" | "StatefulSet") {
-                        "apps/v1"
-                    } else {
-                        "v1"
+                    let av = match item_kind.as_str() {
+                        "ReplicaSet" | "StatefulSet" => "apps/v1",
+                        "StorageClass" | "CSINode" => "storage.k8s.io/v1",
+                        _ => "v1",
                     };
                     obj.entry("apiVersion").or_insert_with(|| av.into());
                 }
@@ -80,6 +91,24 @@ fn add_object(
         ("v1", "Namespace") => cluster
             .namespaces
             .push(decode::<core::Namespace>(file, doc, &kind, value)?),
+        ("v1", "PersistentVolume") => {
+            let mut pv = decode::<core::PersistentVolume>(file, doc, &kind, value)?;
+            let status = pv.status.get_or_insert_with(Default::default);
+            if status.phase.as_deref().unwrap_or_default().is_empty() {
+                let bound = pv.spec.as_ref().is_some_and(|s| s.claim_ref.is_some());
+                status.phase = Some(if bound { "Bound" } else { "Available" }.into());
+            }
+            cluster.persistent_volumes.push(pv);
+        }
+        ("v1", "PersistentVolumeClaim") => cluster
+            .persistent_volume_claims
+            .push(decode(file, doc, &kind, value)?),
+        ("storage.k8s.io/v1", "StorageClass") => {
+            let mut sc = decode::<storage::StorageClass>(file, doc, &kind, value)?;
+            sc.volume_binding_mode.get_or_insert_with(|| "Immediate".into());
+            cluster.storage_classes.push(sc);
+        }
+        ("storage.k8s.io/v1", "CSINode") => cluster.csi_nodes.push(decode(file, doc, &kind, value)?),
         ("", "") => {
             return Err(SimError::Decode {
                 file: file.to_string(),
@@ -89,7 +118,7 @@ fn add_object(
             });
         }
         _ => cluster.warnings.push(format!(
-            "{file}: document {doc}: ignoring {api_version} {kind} (simulate reads Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets and Namespaces)"
+            "{file}: document {doc}: ignoring {api_version} {kind} (simulate reads Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces, PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes)"
         )),
     }
     Ok(())

@@ -7,6 +7,12 @@
 //! its queue, which for a batch read from files is best approximated by creation time — and
 //! scheduled one at a time, each placement assumed into the cluster state before the next pod.
 //! Pods for other schedulers, pods being deleted and duplicates are reported as `Skipped`.
+//!
+//! Volumes: PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes from the
+//! files feed the volume plugins. With no binding cycle, a scheduled pod's VolumeBinding
+//! reservation is assumed and then committed at once as PreBind and the PV controller would
+//! leave it (static bindings bound; claims to provision annotated with the selected node), so
+//! the pods after it see those PVs taken.
 
 pub mod files;
 pub mod openb;
@@ -43,6 +49,14 @@ pub struct Cluster {
     pub stateful_sets: Vec<apps::StatefulSet>,
     /// Namespaces (labels for pod affinity `namespaceSelector`).
     pub namespaces: Vec<core::Namespace>,
+    /// PersistentVolumes.
+    pub persistent_volumes: Vec<core::PersistentVolume>,
+    /// PersistentVolumeClaims.
+    pub persistent_volume_claims: Vec<core::PersistentVolumeClaim>,
+    /// StorageClasses.
+    pub storage_classes: Vec<k8s_openapi::api::storage::v1::StorageClass>,
+    /// CSINodes.
+    pub csi_nodes: Vec<k8s_openapi::api::storage::v1::CSINode>,
     /// Things read but ignored.
     pub warnings: Vec<String>,
 }
@@ -275,6 +289,21 @@ pub fn simulate(
     for ns in &cluster.namespaces {
         snapshot.upsert_namespace(ns);
     }
+    {
+        let volumes = snapshot.volumes_mut();
+        for pv in cluster.persistent_volumes {
+            volumes.upsert_pv(pv);
+        }
+        for pvc in cluster.persistent_volume_claims {
+            volumes.upsert_pvc(pvc);
+        }
+        for sc in cluster.storage_classes {
+            volumes.upsert_storage_class(sc);
+        }
+        for n in cluster.csi_nodes {
+            volumes.upsert_csi_node(n);
+        }
+    }
 
     let total_pods = cluster.pods.len();
     let mut outcomes = Vec::with_capacity(total_pods);
@@ -399,6 +428,22 @@ pub fn simulate(
             Ok(r) => {
                 let mut assumed = pod.clone();
                 assumed.node_name = r.node.clone();
+                // Reserve: assume the volume bindings; with no binding cycle to fail, PreBind
+                // and the PV controller's completion follow at once.
+                if let Err(e) = reserve_volumes(&mut snapshot, &assumed, &r) {
+                    *failure_reasons.entry(e.clone()).or_insert(0) += 1;
+                    outcomes.push(PodOutcome {
+                        namespace: pod.namespace,
+                        name: pod.name,
+                        status: PodStatus::Unschedulable,
+                        node: None,
+                        message: e,
+                        gpu_indexes: None,
+                        diagnosis: r.diagnosis,
+                        scores: None,
+                    });
+                    continue;
+                }
                 let gpu = (pod.gpu.count > 0).then(|| r.gpu_indexes.clone());
                 // The node exists: it was just chosen from the snapshot.
                 let _ = snapshot.add_pod(Arc::new(assumed), Some(&r.node), gpu.clone());
@@ -489,6 +534,33 @@ pub fn simulate(
         },
         snapshot,
     })
+}
+
+/// Reserve for `simulate`: assume each volume reservation of `r` for `pod` on its node, then
+/// commit it as PreBind and the PV controller would ([`crate::volume::VolumeIndex::commit_pod_volumes`]).
+///
+/// # Errors
+/// The assumption failed (`running Reserve plugin "VolumeBinding": ...`); nothing stays assumed.
+fn reserve_volumes(
+    snapshot: &mut Snapshot,
+    pod: &PodInfo,
+    r: &crate::schedule_one::ScheduleResult,
+) -> Result<(), String> {
+    for res in &r.reservations {
+        match res {
+            crate::framework::Reservation::Volumes(v) => {
+                let volumes = snapshot.volumes_mut();
+                volumes.assume_pod_volumes(pod, &r.node, v).map_err(|e| {
+                    format!(
+                        "running Reserve plugin {:?}: {e}",
+                        crate::framework::plugins::volume_binding::NAME
+                    )
+                })?;
+                volumes.commit_pod_volumes(&pod.key());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Allocated vs allocatable per resource over all nodes.

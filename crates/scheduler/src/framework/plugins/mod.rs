@@ -15,12 +15,16 @@ pub mod node_ports;
 pub mod node_prefer_avoid_pods;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod node_volume_limits;
+pub mod non_csi_limits;
 pub mod pod_topology_spread;
 pub mod requested_to_capacity_ratio;
 pub mod selector_spread;
 pub mod service_affinity;
 pub mod taint_toleration;
+pub mod volume_binding;
 pub mod volume_restrictions;
+pub mod volume_zone;
 
 #[cfg(test)]
 pub(crate) mod testutil;
@@ -40,12 +44,16 @@ pub use node_ports::NodePorts;
 pub use node_prefer_avoid_pods::NodePreferAvoidPods;
 pub use node_resources_fit::NodeResourcesFit;
 pub use node_unschedulable::NodeUnschedulable;
+pub use node_volume_limits::NodeVolumeLimits;
+pub use non_csi_limits::{NonCsiLimits, VolumeType};
 pub use pod_topology_spread::PodTopologySpread;
 pub use requested_to_capacity_ratio::RequestedToCapacityRatio;
 pub use selector_spread::SelectorSpread;
 pub use service_affinity::ServiceAffinity;
 pub use taint_toleration::TaintToleration;
+pub use volume_binding::VolumeBinding;
 pub use volume_restrictions::VolumeRestrictions;
+pub use volume_zone::VolumeZone;
 
 use crate::framework::PodInfo;
 use crate::framework::types::NodeInfo;

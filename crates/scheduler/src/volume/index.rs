@@ -1,0 +1,543 @@
+//! [`VolumeIndex`]: the PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes of
+//! the cluster, with the binder's assume cache laid over the PVs and PVCs.
+//!
+//! Two views, as in kube-scheduler v1.22:
+//! - the **API view** ([`VolumeIndex::pv`], [`VolumeIndex::pvc`]): the objects as last listed or
+//!   watched — what the informer listers of VolumeZone, the limits plugins and VolumeBinding's
+//!   PreFilter read;
+//! - the **assume view** ([`VolumeIndex::pv_latest`], [`VolumeIndex::pvc_latest`]): the same
+//!   objects with the bindings this scheduler has assumed but not yet seen come back from the
+//!   API server — what the binder's `pvCache`/`pvcCache` (`assume_cache.go`) return.
+//!
+//! Assume-cache rules (`pkg/scheduler/framework/plugins/volumebinding/assume_cache.go`, v1.22):
+//! `Assume` refuses an object older than the stored one ("is out of sync"); an informer update
+//! replaces an assumed object only when its resourceVersion is newer; `Restore` drops the
+//! assumption. resourceVersions compare as integers (etcd3 versioner); a missing one is 0.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::storage::v1 as storage;
+
+use super::binder::AssumedPodVolumes;
+use super::helpers::{claim_key, pv_class, pvc_key, resource_version};
+
+/// One object with an optional assumed version over it.
+#[derive(Debug, Clone)]
+struct Entry<T> {
+    api: Arc<T>,
+    assumed: Option<Arc<T>>,
+}
+
+impl<T> Entry<T> {
+    fn latest(&self) -> &Arc<T> {
+        self.assumed.as_ref().unwrap_or(&self.api)
+    }
+}
+
+/// The cluster's storage objects (see the module docs). Cheap to clone: objects are shared.
+#[derive(Debug, Clone, Default)]
+pub struct VolumeIndex {
+    pvs: HashMap<String, Entry<core::PersistentVolume>>,
+    pvcs: HashMap<String, Entry<core::PersistentVolumeClaim>>,
+    classes: HashMap<String, Arc<storage::StorageClass>>,
+    csi_nodes: HashMap<String, Arc<storage::CSINode>>,
+    /// PV names by class (`GetPersistentVolumeClass` of the API object), sorted by name: the
+    /// assume cache's storage-class index.
+    pvs_by_class: HashMap<String, BTreeSet<String>>,
+    /// Volume assumptions by pod `namespace/name`, for Unreserve.
+    pub(super) pods: HashMap<String, AssumedPodVolumes>,
+}
+
+/// Apply an informer add/update to an entry: the API object always changes; an assumed object
+/// survives only an update that is not newer than it.
+fn update<T>(slot: &mut Entry<T>, new: Arc<T>, rv_of: impl Fn(&T) -> u64) {
+    if let Some(a) = &slot.assumed
+        && rv_of(&new) > rv_of(a)
+    {
+        slot.assumed = None;
+    }
+    slot.api = new;
+}
+
+impl VolumeIndex {
+    /// An empty index.
+    pub fn new() -> VolumeIndex {
+        VolumeIndex::default()
+    }
+
+    // ---- informer events ----
+
+    /// Add or update a PersistentVolume.
+    pub fn upsert_pv(&mut self, pv: core::PersistentVolume) {
+        let name = pv.metadata.name.clone().unwrap_or_default();
+        let class = pv_class(&pv).to_string();
+        let pv = Arc::new(pv);
+        if let Some(slot) = self.pvs.get_mut(&name) {
+            let old_class = pv_class(&slot.api).to_string();
+            update(slot, pv, |p| resource_version(&p.metadata));
+            if old_class != class {
+                self.unindex(&old_class, &name);
+                self.pvs_by_class.entry(class).or_default().insert(name);
+            }
+        } else {
+            self.pvs_by_class
+                .entry(class)
+                .or_default()
+                .insert(name.clone());
+            self.pvs.insert(
+                name,
+                Entry {
+                    api: pv,
+                    assumed: None,
+                },
+            );
+        }
+    }
+
+    fn unindex(&mut self, class: &str, name: &str) {
+        if let Some(set) = self.pvs_by_class.get_mut(class) {
+            set.remove(name);
+            if set.is_empty() {
+                self.pvs_by_class.remove(class);
+            }
+        }
+    }
+
+    /// Remove a PersistentVolume. Returns false when it was not there.
+    pub fn remove_pv(&mut self, name: &str) -> bool {
+        match self.pvs.remove(name) {
+            Some(e) => {
+                let class = pv_class(&e.api).to_string();
+                self.unindex(&class, name);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Add or update a PersistentVolumeClaim.
+    pub fn upsert_pvc(&mut self, pvc: core::PersistentVolumeClaim) {
+        let key = pvc_key(&pvc);
+        let pvc = Arc::new(pvc);
+        match self.pvcs.get_mut(&key) {
+            Some(slot) => update(slot, pvc, |p| resource_version(&p.metadata)),
+            None => {
+                self.pvcs.insert(
+                    key,
+                    Entry {
+                        api: pvc,
+                        assumed: None,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Remove a PersistentVolumeClaim. Returns false when it was not there.
+    pub fn remove_pvc(&mut self, namespace: &str, name: &str) -> bool {
+        self.pvcs.remove(&claim_key(namespace, name)).is_some()
+    }
+
+    /// Add or update a StorageClass.
+    pub fn upsert_storage_class(&mut self, sc: storage::StorageClass) {
+        let name = sc.metadata.name.clone().unwrap_or_default();
+        self.classes.insert(name, Arc::new(sc));
+    }
+
+    /// Remove a StorageClass. Returns false when it was not there.
+    pub fn remove_storage_class(&mut self, name: &str) -> bool {
+        self.classes.remove(name).is_some()
+    }
+
+    /// Add or update a CSINode (named after its node).
+    pub fn upsert_csi_node(&mut self, n: storage::CSINode) {
+        let name = n.metadata.name.clone().unwrap_or_default();
+        self.csi_nodes.insert(name, Arc::new(n));
+    }
+
+    /// Remove a CSINode. Returns false when it was not there.
+    pub fn remove_csi_node(&mut self, name: &str) -> bool {
+        self.csi_nodes.remove(name).is_some()
+    }
+
+    // ---- reads ----
+
+    /// The PersistentVolume `name` as the API server last showed it (lister view).
+    pub fn pv(&self, name: &str) -> Option<&Arc<core::PersistentVolume>> {
+        self.pvs.get(name).map(|e| &e.api)
+    }
+
+    /// The PersistentVolume `name` with this scheduler's assumption, if any (assume view).
+    pub fn pv_latest(&self, name: &str) -> Option<&Arc<core::PersistentVolume>> {
+        self.pvs.get(name).map(Entry::latest)
+    }
+
+    /// The claim `namespace/name` (lister view).
+    pub fn pvc(&self, namespace: &str, name: &str) -> Option<&Arc<core::PersistentVolumeClaim>> {
+        self.pvcs.get(&claim_key(namespace, name)).map(|e| &e.api)
+    }
+
+    /// The claim `namespace/name` with this scheduler's assumption, if any (assume view).
+    pub fn pvc_latest(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&Arc<core::PersistentVolumeClaim>> {
+        self.pvcs
+            .get(&claim_key(namespace, name))
+            .map(Entry::latest)
+    }
+
+    /// The StorageClass `name`.
+    pub fn storage_class(&self, name: &str) -> Option<&Arc<storage::StorageClass>> {
+        self.classes.get(name)
+    }
+
+    /// The CSINode of node `name`.
+    pub fn csi_node(&self, name: &str) -> Option<&Arc<storage::CSINode>> {
+        self.csi_nodes.get(name)
+    }
+
+    /// The PersistentVolumes of a class, assume view, sorted by name (`pvCache.ListPVs`).
+    pub fn pvs_latest_of_class<'a>(
+        &'a self,
+        class: &str,
+    ) -> impl Iterator<Item = &'a Arc<core::PersistentVolume>> + 'a {
+        self.pvs_by_class
+            .get(class)
+            .into_iter()
+            .flatten()
+            .filter_map(|n| self.pvs.get(n).map(Entry::latest))
+    }
+
+    /// Numbers of PVs, PVCs, StorageClasses and CSINodes.
+    pub fn counts(&self) -> (usize, usize, usize, usize) {
+        (
+            self.pvs.len(),
+            self.pvcs.len(),
+            self.classes.len(),
+            self.csi_nodes.len(),
+        )
+    }
+
+    /// True when a pod's volume assumption is recorded (see [`VolumeIndex::assume_pod_volumes`]).
+    pub fn has_assumed_pod(&self, pod_key: &str) -> bool {
+        self.pods.contains_key(pod_key)
+    }
+
+    // ---- the assume cache ----
+
+    /// `pvCache.Assume`: lay `pv` over the stored PV of the same name.
+    ///
+    /// # Errors
+    /// The PV is unknown, or older than the stored one.
+    pub fn assume_pv(&mut self, pv: core::PersistentVolume) -> Result<(), String> {
+        let name = pv.metadata.name.clone().unwrap_or_default();
+        let slot = self
+            .pvs
+            .get_mut(&name)
+            .ok_or_else(|| format!("could not find v1.PersistentVolume {name:?}"))?;
+        let stored = resource_version(&slot.latest().metadata);
+        let new = resource_version(&pv.metadata);
+        if new < stored {
+            return Err(format!(
+                "v1.PersistentVolume {name:?} is out of sync (stored: {stored}, assume: {new})"
+            ));
+        }
+        slot.assumed = Some(Arc::new(pv));
+        Ok(())
+    }
+
+    /// `pvcCache.Assume`: lay `pvc` over the stored claim of the same key.
+    ///
+    /// # Errors
+    /// The claim is unknown, or older than the stored one.
+    pub fn assume_pvc(&mut self, pvc: core::PersistentVolumeClaim) -> Result<(), String> {
+        let key = pvc_key(&pvc);
+        let slot = self
+            .pvcs
+            .get_mut(&key)
+            .ok_or_else(|| format!("could not find v1.PersistentVolumeClaim {key:?}"))?;
+        let stored = resource_version(&slot.latest().metadata);
+        let new = resource_version(&pvc.metadata);
+        if new < stored {
+            return Err(format!(
+                "v1.PersistentVolumeClaim {key:?} is out of sync (stored: {stored}, assume: {new})"
+            ));
+        }
+        slot.assumed = Some(Arc::new(pvc));
+        Ok(())
+    }
+
+    /// `pvCache.Restore`: drop the assumption on PV `name`.
+    pub fn restore_pv(&mut self, name: &str) {
+        if let Some(slot) = self.pvs.get_mut(name) {
+            slot.assumed = None;
+        }
+    }
+
+    /// `pvcCache.Restore`: drop the assumption on claim `namespace/name`.
+    pub fn restore_pvc(&mut self, key: &str) {
+        if let Some(slot) = self.pvcs.get_mut(key) {
+            slot.assumed = None;
+        }
+    }
+
+    /// Make the assumed version of PV `name` the API version (what the API server would hold
+    /// once the write of [`crate::volume::binder`]'s PreBind succeeded). Used by `simulate`.
+    pub(super) fn commit_pv(&mut self, name: &str) {
+        if let Some(slot) = self.pvs.get_mut(name)
+            && let Some(a) = slot.assumed.take()
+        {
+            slot.api = a;
+        }
+    }
+
+    /// Make the assumed version of claim `key` the API version. Used by `simulate`.
+    pub(super) fn commit_pvc(&mut self, key: &str) {
+        if let Some(slot) = self.pvcs.get_mut(key)
+            && let Some(a) = slot.assumed.take()
+        {
+            slot.api = a;
+        }
+    }
+}
+
+/// Object builders shaped like the helpers of upstream's volume tests (`makePV`, `makePVC`,
+/// storage classes).
+#[cfg(test)]
+pub(crate) mod testutil {
+    #![allow(clippy::unwrap_used, dead_code, missing_docs)]
+
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1 as core;
+    use k8s_openapi::api::storage::v1 as storage;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use crate::volume::helpers::ANN_BIND_COMPLETED;
+
+    /// `makePV(name, className)` with a capacity: phase Available.
+    pub fn make_pv(name: &str, class: &str, capacity: &str) -> core::PersistentVolume {
+        core::PersistentVolume {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec: Some(core::PersistentVolumeSpec {
+                storage_class_name: Some(class.into()),
+                capacity: (!capacity.is_empty())
+                    .then(|| BTreeMap::from([("storage".to_string(), Quantity(capacity.into()))])),
+                ..Default::default()
+            }),
+            status: Some(core::PersistentVolumeStatus {
+                phase: Some("Available".into()),
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// `makePVC(name, boundPVName, storageClassName)` in namespace `default`, with an optional
+    /// storage request; a bound claim gets the bind-completed annotation.
+    pub fn make_pvc(
+        name: &str,
+        bound_pv: &str,
+        class: &str,
+        request: Option<&str>,
+    ) -> core::PersistentVolumeClaim {
+        let mut pvc = core::PersistentVolumeClaim {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("default".into()),
+                ..Default::default()
+            },
+            spec: Some(core::PersistentVolumeClaimSpec {
+                storage_class_name: Some(class.into()),
+                resources: request.map(|r| core::VolumeResourceRequirements {
+                    requests: Some(BTreeMap::from([(
+                        "storage".to_string(),
+                        Quantity(r.into()),
+                    )])),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            status: None,
+        };
+        if !bound_pv.is_empty() {
+            pvc.spec.as_mut().unwrap().volume_name = Some(bound_pv.into());
+            pvc.metadata.annotations = Some(BTreeMap::from([(
+                ANN_BIND_COMPLETED.to_string(),
+                "true".to_string(),
+            )]));
+        }
+        pvc
+    }
+
+    /// A StorageClass with a binding mode (`None` leaves it unset) and provisioner.
+    pub fn make_sc(name: &str, mode: Option<&str>, provisioner: &str) -> storage::StorageClass {
+        storage::StorageClass {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            provisioner: provisioner.into(),
+            volume_binding_mode: mode.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    /// `setPVNodeAffinity(pv, {key: values})`: one term, `key In values` per entry.
+    pub fn with_node_affinity(
+        mut pv: core::PersistentVolume,
+        exprs: &[(&str, &[&str])],
+    ) -> core::PersistentVolume {
+        pv.spec.as_mut().unwrap().node_affinity = Some(core::VolumeNodeAffinity {
+            required: Some(core::NodeSelector {
+                node_selector_terms: vec![core::NodeSelectorTerm {
+                    match_expressions: Some(
+                        exprs
+                            .iter()
+                            .map(|(k, v)| core::NodeSelectorRequirement {
+                                key: k.to_string(),
+                                operator: "In".into(),
+                                values: Some(v.iter().map(|s| s.to_string()).collect()),
+                            })
+                            .collect(),
+                    ),
+                    match_fields: None,
+                }],
+            }),
+        });
+        pv
+    }
+
+    /// `pv.spec.claimRef` pointing at `default/<claim>`.
+    pub fn with_claim_ref(mut pv: core::PersistentVolume, claim: &str) -> core::PersistentVolume {
+        pv.spec.as_mut().unwrap().claim_ref = Some(core::ObjectReference {
+            name: Some(claim.into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        });
+        pv
+    }
+
+    /// Labels on an object's metadata.
+    pub fn with_labels(mut meta: ObjectMeta, labels: &[(&str, &str)]) -> ObjectMeta {
+        meta.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        meta
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::testutil::*;
+    use super::*;
+
+    fn rv(mut pv: core::PersistentVolume, v: &str) -> core::PersistentVolume {
+        pv.metadata.resource_version = Some(v.into());
+        pv
+    }
+
+    /// The assume-cache rules of `assume_cache.go` (as its `TestAssumePV` and `TestRestorePV`
+    /// exercise them; not a transcription): an assumption shows in the assume view only,
+    /// survives an informer update that is not newer, and is dropped by a newer update or
+    /// `Restore`; an older object cannot be assumed.
+    #[test]
+    fn assume_cache_versions() {
+        let mut idx = VolumeIndex::new();
+        idx.upsert_pv(rv(make_pv("pv1", "sc", "1Gi"), "5"));
+        let bound = rv(with_claim_ref(make_pv("pv1", "sc", "1Gi"), "c"), "5");
+        idx.assume_pv(bound).unwrap();
+        assert!(
+            idx.pv("pv1")
+                .unwrap()
+                .spec
+                .as_ref()
+                .unwrap()
+                .claim_ref
+                .is_none()
+        );
+        assert!(
+            idx.pv_latest("pv1")
+                .unwrap()
+                .spec
+                .as_ref()
+                .unwrap()
+                .claim_ref
+                .is_some()
+        );
+        // A relist of the same version keeps the assumption.
+        idx.upsert_pv(rv(make_pv("pv1", "sc", "1Gi"), "5"));
+        assert!(
+            idx.pv_latest("pv1")
+                .unwrap()
+                .spec
+                .as_ref()
+                .unwrap()
+                .claim_ref
+                .is_some()
+        );
+        // An older object is out of sync.
+        let err = idx
+            .assume_pv(rv(make_pv("pv1", "sc", "1Gi"), "4"))
+            .unwrap_err();
+        assert!(
+            err.contains("is out of sync (stored: 5, assume: 4)"),
+            "{err}"
+        );
+        // A newer informer update replaces the assumption.
+        idx.upsert_pv(rv(make_pv("pv1", "sc", "1Gi"), "6"));
+        assert!(
+            idx.pv_latest("pv1")
+                .unwrap()
+                .spec
+                .as_ref()
+                .unwrap()
+                .claim_ref
+                .is_none()
+        );
+        idx.assume_pv(rv(with_claim_ref(make_pv("pv1", "sc", "1Gi"), "c"), "6"))
+            .unwrap();
+        idx.restore_pv("pv1");
+        assert!(
+            idx.pv_latest("pv1")
+                .unwrap()
+                .spec
+                .as_ref()
+                .unwrap()
+                .claim_ref
+                .is_none()
+        );
+        assert!(idx.assume_pv(make_pv("nope", "sc", "1Gi")).is_err());
+    }
+
+    #[test]
+    fn class_index_follows_updates_and_removals() {
+        let mut idx = VolumeIndex::new();
+        idx.upsert_pv(make_pv("b", "gold", "1Gi"));
+        idx.upsert_pv(make_pv("a", "gold", "1Gi"));
+        idx.upsert_pv(make_pv("c", "silver", "1Gi"));
+        let names = |idx: &VolumeIndex, c: &str| -> Vec<String> {
+            idx.pvs_latest_of_class(c)
+                .map(|p| p.metadata.name.clone().unwrap())
+                .collect()
+        };
+        assert_eq!(names(&idx, "gold"), ["a", "b"]);
+        idx.upsert_pv(make_pv("a", "silver", "1Gi"));
+        assert_eq!(names(&idx, "gold"), ["b"]);
+        assert_eq!(names(&idx, "silver"), ["a", "c"]);
+        assert!(idx.remove_pv("b"));
+        assert!(names(&idx, "gold").is_empty());
+        assert_eq!(idx.counts(), (2, 0, 0, 0));
+    }
+}

@@ -1,0 +1,20 @@
+//! Persistent storage as the volume plugins see it: the PersistentVolumes, PersistentVolumeClaims,
+//! StorageClasses and CSINodes of the cluster ([`VolumeIndex`], kept in the
+//! [`Snapshot`](crate::snapshot::Snapshot)), the volumes a pod references ([`PodVolumeRefs`],
+//! parsed once in [`PodInfo::from_pod`](crate::framework::PodInfo::from_pod)), the helpers of
+//! `k8s.io/component-helpers/storage/volume` ([`helpers`]), in-tree → CSI migration as v1.22's
+//! feature gates default it ([`csi`]), and the pure half of v1.22's volume binder ([`binder`]).
+//!
+//! Everything here is synchronous and free of API calls. The API writes of the binder's
+//! PreBind step live in [`crate::controller::volume_binding`].
+
+pub mod binder;
+pub mod csi;
+pub mod helpers;
+pub mod index;
+pub mod refs;
+
+pub use binder::{AssumedPodVolumes, BindingInfo, PodVolumes};
+pub use csi::MigrationGates;
+pub use index::VolumeIndex;
+pub use refs::{InlineVolume, PodVolumeRefs, VolumeRef};
