@@ -6,8 +6,9 @@
 //! framework-era file, plus v1.22's `FailedAndUnresolvableNodes` as used by
 //! `findNodesThatPassExtenders`) and client-go `transport.TLSConfigFor` / `loadTLSFiles`:
 //! - every call is `POST <urlPrefix without trailing "/">/<verb>` with `Content-Type:
-//!   application/json`; an answer other than 200 fails with `Failed <verb> with extender at URL
-//!   <url>, code <code>`;
+//!   application/json`; an answer other than 200 fails with `failed <verb> with extender at URL
+//!   <url>, code <code>` (lower-case since the v1.21 error-string cleanup; the capitalised
+//!   `Failed ...` / `Unexpected empty bindVerb ...` texts of the file @b61894a0 are older, v1.19/v1.20 era);
 //! - `httpTimeout` (nanoseconds) bounds each whole call; 0 means 5 s (`DefaultExtenderTimeout`),
 //!   a negative value means no timeout (Go's `http.Client` ignores `Timeout <= 0`);
 //! - TLS: `tlsConfig` fields as client-go reads them (`*Data` wins over `*File`); with
@@ -210,7 +211,7 @@ impl HttpExtender {
             .map_err(ExtenderError::new)?;
         if code != 200 {
             return Err(ExtenderError::new(format!(
-                "Failed {action} with extender at URL {url}, code {code}"
+                "failed {action} with extender at URL {url}, code {code}"
             )));
         }
         Ok(answer)
@@ -294,7 +295,7 @@ impl Extender for HttpExtender {
     fn bind(&self, binding: &ExtenderBindingArgs) -> Result<(), ExtenderError> {
         if !self.is_binder() {
             // This shouldn't happen as this extender wouldn't have become a Binder.
-            return Err(ExtenderError::new("Unexpected empty bindVerb in extender"));
+            return Err(ExtenderError::new("unexpected empty bindVerb in extender"));
         }
         let body =
             wire::encode_binding_args(binding).map_err(|e| ExtenderError::new(e.to_string()))?;
@@ -517,7 +518,7 @@ mod tests {
             e.bind(&ExtenderBindingArgs::new(&p, "n1"))
                 .unwrap_err()
                 .to_string(),
-            "Unexpected empty bindVerb in extender"
+            "unexpected empty bindVerb in extender"
         );
     }
 }
