@@ -9,9 +9,11 @@
 //! - watches: nodes; pods assigned to a node and not `Succeeded`/`Failed` (whoever scheduled
 //!   them); pending pods with our `schedulerName` and no node; Services, ReplicationControllers,
 //!   ReplicaSets and StatefulSets. Every replica keeps them warm; only the leader schedules.
-//! - a pod we bound counts against its node at once (assume); a failed binding forgets it and
-//!   requeues it with backoff; a `409 ... already assigned` binding is dropped (someone else
-//!   bound it) without retry; a queued pod that is deleted or bound elsewhere leaves the queue.
+//! - a pod we bound counts against its node at once (assume); a failed binding forgets it,
+//!   reports `FailedScheduling` "binding rejected: <error>" with `PodScheduled=False, reason
+//!   SchedulerError`, and requeues it with backoff; a `409 ... already assigned` binding is
+//!   dropped (someone else bound it) without retry; a queued pod that is deleted or bound
+//!   elsewhere leaves the queue.
 //! - unschedulable pods get a `FailedScheduling` event with the FitError text and
 //!   `PodScheduled=False, reason Unschedulable`; they return to the queue on node add/update, on
 //!   assigned pod deletion, or after at most 5 minutes.
@@ -66,6 +68,9 @@ pub const ANNOTATION_LEASE_UID: &str = "mini-scheduler.io/lease-uid";
 pub const ANNOTATION_LEASE_TRANSITIONS: &str = "mini-scheduler.io/lease-transitions";
 /// The single profile's name in metric labels.
 pub const PROFILE: &str = "mini-scheduler";
+/// `PodScheduled` condition reason after a failed binding (`SchedulerError`, v1.22
+/// `scheduler.go`).
+pub const REASON_SCHEDULER_ERROR: &str = "SchedulerError";
 
 /// Settings of [`run`].
 #[derive(Clone)]
@@ -964,6 +969,13 @@ impl Scheduler {
             }
             BindResult::Failed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "Binding failed; requeueing");
+                // v1.22 scheduleOne: recordSchedulingFailure(..., fmt.Errorf("binding rejected:
+                // %w", err), SchedulerError, "") after a failed bind, extender or API.
+                self.report_failure_with_reason(
+                    pod.pod.clone(),
+                    format!("binding rejected: {msg}"),
+                    REASON_SCHEDULER_ERROR,
+                );
                 self.requeue_after_failed_bind(&key, pod);
             }
         }
@@ -1002,6 +1014,17 @@ impl Scheduler {
     /// FailedScheduling event and `PodScheduled=False` (reason `Unschedulable`), written in the
     /// background; each write only if the leadership fence still holds right before it.
     fn report_failure(&self, pod: Arc<core::Pod>, message: String) {
+        self.report_failure_with_reason(pod, message, "Unschedulable");
+    }
+
+    /// [`Self::report_failure`] with the `PodScheduled` condition's `reason`
+    /// (`recordSchedulingFailure`'s `reason`: `Unschedulable` or [`REASON_SCHEDULER_ERROR`]).
+    fn report_failure_with_reason(
+        &self,
+        pod: Arc<core::Pod>,
+        message: String,
+        reason: &'static str,
+    ) {
         let Some(guard) = self.leader.leadership() else {
             return;
         };
@@ -1031,7 +1054,7 @@ impl Scheduler {
                 "status": {"conditions": [{
                     "type": "PodScheduled",
                     "status": "False",
-                    "reason": "Unschedulable",
+                    "reason": reason,
                     "message": message,
                     "lastTransitionTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
                 }]}
@@ -1130,11 +1153,15 @@ async fn extender_bind(
     }
     let args = ExtenderBindingArgs::new(pod, node);
     let name = ext.name().to_string();
-    match tokio::task::spawn_blocking(move || ext.bind(&args)).await {
-        Ok(Ok(())) => BindResult::Bound,
-        Ok(Err(e)) => BindResult::Failed(format!("extender {name:?} bind: {e}")),
-        Err(e) => BindResult::Failed(format!("extender {name:?} bind: {e}")),
-    }
+    // The extender's error as is: upstream's `extendersBinding` returns it unwrapped, and it
+    // becomes the "binding rejected: <error>" FailedScheduling message.
+    let error = match tokio::task::spawn_blocking(move || ext.bind(&args)).await {
+        Ok(Ok(())) => return BindResult::Bound,
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    warn!(extender = %name, pod = %pod.key(), error = %error, "Extender bind failed");
+    BindResult::Failed(error)
 }
 
 /// `POST pods/{name}/binding`, only if the leadership fence holds right before the request.
@@ -1194,6 +1221,9 @@ async fn bind(
         Err(kube::Error::Api(s)) if s.code == 409 && s.message.contains("already assigned") => {
             BindResult::AlreadyAssigned(s.message.clone())
         }
+        // client-go's StatusError.Error() is the Status message, which upstream's
+        // "binding rejected: %w" wraps.
+        Err(kube::Error::Api(s)) => BindResult::Failed(s.message),
         Err(e) => BindResult::Failed(e.to_string()),
     }
 }
@@ -1222,7 +1252,7 @@ mod tests {
         });
         let r = extender_bind(refusing, &pod, "n1", &guard).await;
         assert!(
-            matches!(&r, BindResult::Failed(m) if m == "extender \"defaultFakeExtender\" bind: not a binder"),
+            matches!(&r, BindResult::Failed(m) if m == "not a binder"),
             "{r:?}"
         );
     }
