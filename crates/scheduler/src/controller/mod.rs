@@ -824,7 +824,7 @@ impl Scheduler {
             return;
         }
         let start = std::time::Instant::now();
-        let result = if self.extenders.is_empty() {
+        let result = if !crate::extender::cycle_calls_extenders(&self.extenders, &pod) {
             self.algo
                 .schedule(&self.fwk, self.cache.snapshot(), &pod, false)
         } else {
