@@ -1130,7 +1130,10 @@ impl EventPublisher {
 }
 
 /// Runs `f`, which blocks on extender calls: under `block_in_place` on a multi-thread runtime,
-/// so the runtime moves this worker's other tasks elsewhere; directly otherwise.
+/// so the runtime moves this worker's other tasks elsewhere; directly otherwise. On a
+/// current-thread runtime that stalls every task of the runtime for the call's duration, so an
+/// extender served by that same runtime (a test double) can only answer after `httpTimeout`:
+/// run cluster mode with extenders on a multi-thread runtime (the binary does).
 fn blocking<R>(f: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
