@@ -107,7 +107,8 @@ fn pod_name(c: &Call) -> String {
 }
 
 /// Filter: no widgets on node-a; pod `widget-broken` gets an `Error`. Prioritize: node-c best.
-/// Bind: `POST pods/<name>/binding` to the API double as client `extender`.
+/// Bind: `POST pods/<name>/binding` to the API double as client `extender`, except for
+/// `widget-refused`, whose binding the extender refuses with an `Error`.
 fn extender_handler(client: kube::Client) -> Handler {
     Arc::new(move |call: Call| {
         let client = client.clone();
@@ -135,6 +136,9 @@ fn extender_handler(client: kube::Client) -> Handler {
                 }
                 "bind" => {
                     let b = &call.body;
+                    if b["PodName"] == "widget-refused" {
+                        return Reply::ok(json!({"Error": "no widget left for widget-refused"}));
+                    }
                     let name = b["PodName"].as_str().unwrap_or_default().to_string();
                     let ns = b["PodNamespace"].as_str().unwrap_or_default().to_string();
                     let binding = Binding {
@@ -186,6 +190,21 @@ fn node_of(api: &ApiServer, name: &str) -> Option<String> {
     api.get::<Pod>("default", name)?.spec?.node_name
 }
 
+/// The pod's `PodScheduled` condition: status, reason, message.
+fn pod_scheduled(api: &ApiServer, pod: &str) -> Option<(String, String, String)> {
+    let c = api
+        .get::<Pod>("default", pod)?
+        .status?
+        .conditions?
+        .into_iter()
+        .find(|c| c.type_ == "PodScheduled")?;
+    Some((
+        c.status,
+        c.reason.unwrap_or_default(),
+        c.message.unwrap_or_default(),
+    ))
+}
+
 fn event_notes(api: &ApiServer, pod: &str, reason: &str) -> Vec<String> {
     api.list::<K8sEvent>()
         .into_iter()
@@ -201,7 +220,9 @@ fn event_notes(api: &ApiServer, pod: &str, reason: &str) -> Vec<String> {
 
 /// The extender filters (node-a out), scores (node-c best) and binds `widget-0`; `plain-0`,
 /// which it does not manage, never reaches it and is bound by the replica with its annotations;
-/// `widget-broken`'s filter error becomes its FailedScheduling message.
+/// `widget-broken`'s filter error becomes its FailedScheduling message; the extender's refusal
+/// to bind `widget-refused` gives v1.22's "binding rejected: <error>" FailedScheduling and
+/// `PodScheduled=False, reason SchedulerError`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extender_filters_scores_and_binds_in_cluster_mode() {
     let api = ApiServer::start().await;
@@ -217,6 +238,7 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
         pod("widget-0", Some("1")),
         pod("plain-0", None),
         pod("widget-broken", Some("1")),
+        pod("widget-refused", Some("1")),
     ] {
         api.seed(&p).unwrap();
     }
@@ -225,6 +247,7 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
             && node_of(&api, "plain-0").is_some()
             && !event_notes(&api, "widget-broken", "FailedScheduling").is_empty()
             && !event_notes(&api, "widget-0", "Scheduled").is_empty()
+            && pod_scheduled(&api, "widget-refused").is_some()
     })
     .await;
 
@@ -276,6 +299,22 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
         "widgets exhausted"
     );
 
+    // widget-refused: the extender's bind Error, wrapped as upstream wraps a failed bind.
+    assert_eq!(node_of(&api, "widget-refused"), None);
+    assert_eq!(
+        event_notes(&api, "widget-refused", "FailedScheduling")[0],
+        "binding rejected: no widget left for widget-refused"
+    );
+    assert_eq!(
+        pod_scheduled(&api, "widget-refused"),
+        Some((
+            "False".to_string(),
+            "SchedulerError".to_string(),
+            "binding rejected: no widget left for widget-refused".to_string()
+        ))
+    );
+    assert!(event_notes(&api, "widget-refused", "Scheduled").is_empty());
+
     // What the extender saw: only widget pods; all three nodes passed the plugins.
     let calls = ext.calls();
     assert!(
@@ -292,10 +331,16 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
         node_names(&filter_0[0].body),
         ["node-a", "node-b", "node-c"]
     );
-    let prioritize: Vec<&Call> = calls.iter().filter(|c| c.verb == "prioritize").collect();
+    let prioritize: Vec<&Call> = calls
+        .iter()
+        .filter(|c| c.verb == "prioritize" && pod_name(c) == "widget-0")
+        .collect();
     assert_eq!(prioritize.len(), 1);
     assert_eq!(node_names(&prioritize[0].body), ["node-b", "node-c"]);
-    let binds: Vec<&Call> = calls.iter().filter(|c| c.verb == "bind").collect();
+    let binds: Vec<&Call> = calls
+        .iter()
+        .filter(|c| c.verb == "bind" && c.body["PodName"] == "widget-0")
+        .collect();
     assert_eq!(binds.len(), 1);
     assert_eq!(binds[0].body["PodName"], "widget-0");
     assert_eq!(binds[0].body["Node"], "node-c");

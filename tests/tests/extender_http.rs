@@ -336,7 +336,7 @@ fn errors_fail_the_attempt_unless_ignorable() {
             server.url(),
             "unavailable",
             format!(
-                "Failed unavailable with extender at URL {}/unavailable, code 503",
+                "failed unavailable with extender at URL {}/unavailable, code 503",
                 server.url()
             ),
         ),

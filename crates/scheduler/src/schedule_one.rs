@@ -683,7 +683,17 @@ impl Algorithm {
         if m > 1 && !self.extenders.is_empty() {
             let input: Vec<&NodeInfo> = feasible.iter().map(|&i| &nodes[i as usize]).collect();
             let scale = MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY;
-            for es in extender::prioritize_with_extenders(&self.extenders, pod, &input) {
+            let scored = extender::prioritize_with_extenders(&self.extenders, pod, &input);
+            if !scored.is_empty() && uniform_total != 0 {
+                // Unbounded extender scores can wrap: the uniform plugin part, left out of the
+                // totals above because a constant cannot change the order, must be in them now
+                // for the wrapped sums (and so the choice) to be Go's.
+                for t in self.totals.iter_mut() {
+                    *t = t.wrapping_add(uniform_total);
+                }
+                uniform_total = 0;
+            }
+            for es in scored {
                 for (t, &sc) in self.totals.iter_mut().zip(&es.scores) {
                     *t = t.wrapping_add(sc.wrapping_mul(es.weight).wrapping_mul(scale));
                 }
@@ -735,7 +745,7 @@ impl Algorithm {
                     (
                         nodes[ni as usize].name.clone(),
                         ScoreBreakdown {
-                            total: self.totals[j] + uniform_total,
+                            total: self.totals[j].wrapping_add(uniform_total),
                             plugins: fwk
                                 .scores
                                 .iter()
@@ -1561,6 +1571,70 @@ mod tests {
                 .scores
                 .unwrap();
             assert_eq!(scores["node1"].total, 1);
+        }
+
+        /// A plugin whose PreScore gives every node the same score.
+        struct Uniform50;
+
+        impl ScorePlugin for Uniform50 {
+            fn name(&self) -> &'static str {
+                "Uniform50"
+            }
+            fn pre_score(
+                &self,
+                _: &mut CycleState,
+                _: &PodInfo,
+                _: &Snapshot,
+                _: &[u32],
+            ) -> Result<ScoreMode, Status> {
+                Ok(ScoreMode::Uniform(50))
+            }
+            fn score(&self, _: &CycleState, _: &PodInfo, _: &NodeInfo) -> Result<i64, Status> {
+                Ok(50)
+            }
+        }
+
+        /// An extender score near `i64::MAX / 10`: after × 10 the node total is close to
+        /// `i64::MAX`. Extender answers are not range-checked (as upstream).
+        fn huge_for_node1(_: &PodInfo, nodes: &[&NodeInfo]) -> Result<Vec<(String, i64)>, String> {
+            Ok(nodes
+                .iter()
+                .map(|n| {
+                    let s = if n.name == "node1" { i64::MAX / 10 } else { 1 };
+                    (n.name.clone(), s)
+                })
+                .collect())
+        }
+
+        /// Out-of-range extender scores wrap like Go's int64 arithmetic, in the reported totals
+        /// too: no overflow panic when a uniform plugin score is added for the explanation.
+        #[test]
+        fn huge_extender_scores_wrap_in_explained_totals() {
+            let fwk = Framework {
+                filters: vec![],
+                scores: vec![WeightedScore {
+                    plugin: Box::new(Uniform50) as Box<dyn ScorePlugin>,
+                    weight: 1,
+                    display_name: "Uniform50".into(),
+                }],
+                run_all_filters: false,
+            };
+            let snap = snap_of(vec![node("node1"), node("node2")], &[]);
+            let mut algo = Algorithm::new(0, 1);
+            algo.set_extenders(arcs(vec![with_prioritizer(
+                FakeExtender::with_predicates(vec![true_predicate()]),
+                huge_for_node1,
+                1,
+                1,
+            )]));
+            let r = algo.schedule(&fwk, &snap, &pod("p").info(), true).unwrap();
+            let scores = r.scores.unwrap();
+            assert_eq!(
+                scores["node1"].total,
+                (i64::MAX / 10).wrapping_mul(10).wrapping_add(50)
+            );
+            assert_eq!(scores["node2"].total, 10 + 50);
+            assert_eq!(r.node, "node2", "the wrapped total is negative");
         }
 
         /// A single feasible node is chosen without asking extenders to score (test 5 has an

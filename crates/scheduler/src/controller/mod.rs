@@ -14,9 +14,11 @@
 //!   PreBind writes them and waits for the PV controller ([`volume_binding`]), each write behind
 //!   the fence; a PreBind failure undoes both assumptions, requeues the pod and reports
 //!   FailedScheduling, as v1.22 does.
-//! - a pod we bound counts against its node at once (assume); a failed binding forgets it and
-//!   requeues it with backoff; a `409 ... already assigned` binding is dropped (someone else
-//!   bound it) without retry; a queued pod that is deleted or bound elsewhere leaves the queue.
+//! - a pod we bound counts against its node at once (assume); a failed binding forgets it,
+//!   reports `FailedScheduling` "binding rejected: <error>" with `PodScheduled=False, reason
+//!   SchedulerError`, and requeues it with backoff; a `409 ... already assigned` binding is
+//!   dropped (someone else bound it) without retry; a queued pod that is deleted or bound
+//!   elsewhere leaves the queue.
 //! - unschedulable pods get a `FailedScheduling` event with the FitError text and
 //!   `PodScheduled=False, reason Unschedulable`; they return to the queue on node add/update, on
 //!   assigned pod deletion, or after at most 5 minutes.
@@ -79,6 +81,9 @@ pub const ANNOTATION_LEASE_UID: &str = "mini-scheduler.io/lease-uid";
 pub const ANNOTATION_LEASE_TRANSITIONS: &str = "mini-scheduler.io/lease-transitions";
 /// The single profile's name in metric labels.
 pub const PROFILE: &str = "mini-scheduler";
+/// `PodScheduled` condition reason after a failed binding (`SchedulerError`, v1.22
+/// `scheduler.go`).
+pub const REASON_SCHEDULER_ERROR: &str = "SchedulerError";
 
 /// Settings of [`run`].
 #[derive(Clone)]
@@ -1081,7 +1086,7 @@ impl Scheduler {
             return;
         }
         let start = std::time::Instant::now();
-        let result = if self.extenders.is_empty() {
+        let result = if !crate::extender::cycle_calls_extenders(&self.extenders, &pod) {
             self.algo
                 .schedule(&self.fwk, self.cache.snapshot(), &pod, false)
         } else {
@@ -1304,13 +1309,21 @@ impl Scheduler {
             }
             BindResult::Failed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "Binding failed; requeueing");
+                // v1.22 scheduleOne: recordSchedulingFailure(..., fmt.Errorf("binding rejected:
+                // %w", err), SchedulerError, "") after a failed bind, extender or API.
+                self.report_failure_with_reason(
+                    pod.pod.clone(),
+                    format!("binding rejected: {msg}"),
+                    REASON_SCHEDULER_ERROR,
+                );
                 self.requeue_after_failed_bind(&key, pod);
             }
             BindResult::PreBindFailed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "PreBind failed; requeueing");
-                let raw = pod.pod.clone();
+                // v1.22 scheduleOne: recordSchedulingFailure(..., preBindStatus.AsError(),
+                // SchedulerError, "").
+                self.report_failure_with_reason(pod.pod.clone(), msg, REASON_SCHEDULER_ERROR);
                 self.requeue_after_failed_bind(&key, pod);
-                self.report_failure(raw, msg);
             }
         }
     }
@@ -1371,6 +1384,17 @@ impl Scheduler {
     /// FailedScheduling event and `PodScheduled=False` (reason `Unschedulable`), written in the
     /// background; each write only if the leadership fence still holds right before it.
     fn report_failure(&self, pod: Arc<core::Pod>, message: String) {
+        self.report_failure_with_reason(pod, message, "Unschedulable");
+    }
+
+    /// [`Self::report_failure`] with the `PodScheduled` condition's `reason`
+    /// (`recordSchedulingFailure`'s `reason`: `Unschedulable` or [`REASON_SCHEDULER_ERROR`]).
+    fn report_failure_with_reason(
+        &self,
+        pod: Arc<core::Pod>,
+        message: String,
+        reason: &'static str,
+    ) {
         let Some(guard) = self.leader.leadership() else {
             return;
         };
@@ -1400,7 +1424,7 @@ impl Scheduler {
                 "status": {"conditions": [{
                     "type": "PodScheduled",
                     "status": "False",
-                    "reason": "Unschedulable",
+                    "reason": reason,
                     "message": message,
                     "lastTransitionTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
                 }]}
@@ -1416,7 +1440,10 @@ impl Scheduler {
 }
 
 /// Runs `f`, which blocks on extender calls: under `block_in_place` on a multi-thread runtime,
-/// so the runtime moves this worker's other tasks elsewhere; directly otherwise.
+/// so the runtime moves this worker's other tasks elsewhere; directly otherwise. On a
+/// current-thread runtime that stalls every task of the runtime for the call's duration, so an
+/// extender served by that same runtime (a test double) can only answer after `httpTimeout`:
+/// run cluster mode with extenders on a multi-thread runtime (the binary does).
 fn blocking<R>(f: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
@@ -1439,11 +1466,15 @@ async fn extender_bind(
     }
     let args = ExtenderBindingArgs::new(pod, node);
     let name = ext.name().to_string();
-    match tokio::task::spawn_blocking(move || ext.bind(&args)).await {
-        Ok(Ok(())) => BindResult::Bound,
-        Ok(Err(e)) => BindResult::Failed(format!("extender {name:?} bind: {e}")),
-        Err(e) => BindResult::Failed(format!("extender {name:?} bind: {e}")),
-    }
+    // The extender's error as is: upstream's `extendersBinding` returns it unwrapped, and it
+    // becomes the "binding rejected: <error>" FailedScheduling message.
+    let error = match tokio::task::spawn_blocking(move || ext.bind(&args)).await {
+        Ok(Ok(())) => return BindResult::Bound,
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    warn!(extender = %name, pod = %pod.key(), error = %error, "Extender bind failed");
+    BindResult::Failed(error)
 }
 
 /// `POST pods/{name}/binding`, only if the leadership fence holds right before the request.
@@ -1503,6 +1534,9 @@ async fn bind(
         Err(kube::Error::Api(s)) if s.code == 409 && s.message.contains("already assigned") => {
             BindResult::AlreadyAssigned(s.message.clone())
         }
+        // client-go's StatusError.Error() is the Status message, which upstream's
+        // "binding rejected: %w" wraps.
+        Err(kube::Error::Api(s)) => BindResult::Failed(s.message),
         Err(e) => BindResult::Failed(e.to_string()),
     }
 }
@@ -1531,7 +1565,7 @@ mod tests {
         });
         let r = extender_bind(refusing, &pod, "n1", &guard).await;
         assert!(
-            matches!(&r, BindResult::Failed(m) if m == "extender \"defaultFakeExtender\" bind: not a binder"),
+            matches!(&r, BindResult::Failed(m) if m == "not a binder"),
             "{r:?}"
         );
     }

@@ -186,12 +186,15 @@ impl BlockingClient {
         Ok(BlockingClient { client, timeout })
     }
 
-    /// `POST url` with a JSON body; returns the status code and the body. Blocks the calling
-    /// thread until the answer, an error, or the timeout.
+    /// `POST url` with a JSON body; returns the status code and, for a 200 answer only, the body
+    /// (upstream's `send` checks the code before it reads anything). Blocks the calling thread
+    /// until the answer, an error, or the timeout, which covers the whole call.
     ///
     /// # Errors
     /// Go `http.Client`-style texts: `Post "<url>": <cause>`, with `context deadline exceeded
-    /// (Client.Timeout exceeded while awaiting headers)` on timeout.
+    /// (Client.Timeout exceeded while awaiting headers)` when the timeout strikes before the
+    /// answer's headers; `context deadline exceeded (Client.Timeout exceeded while reading
+    /// body)`, unwrapped as `json.Decoder` returns it, when it strikes while reading the body.
     pub(crate) fn post_json(&self, url: &str, body: Vec<u8>) -> Result<(u16, Bytes), String> {
         let rt = runtime()?;
         let req = http::Request::post(url)
@@ -203,32 +206,44 @@ impl BlockingClient {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let url_owned = url.to_string();
         rt.spawn(async move {
-            let call = async {
-                let resp = client.request(req).await.map_err(|e| error_chain(&e))?;
+            let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+            let r = async {
+                let resp = match with_deadline(deadline, client.request(req)).await {
+                    None => {
+                        return Err(format!(
+                            "Post {url_owned:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+                        ));
+                    }
+                    Some(r) => r.map_err(|e| format!("Post {url_owned:?}: {}", error_chain(&e)))?,
+                };
                 let status = resp.status().as_u16();
-                let body = resp
-                    .into_body()
-                    .collect()
-                    .await
-                    .map_err(|e| error_chain(&e))?
-                    .to_bytes();
-                Ok::<_, String>((status, body))
-            };
-            let r = match timeout {
-                Some(t) => tokio::time::timeout(t, call).await,
-                None => Ok(call.await),
-            };
-            let r = match r {
-                Ok(Ok(x)) => Ok(x),
-                Ok(Err(e)) => Err(format!("Post {url_owned:?}: {e}")),
-                Err(_) => Err(format!(
-                    "Post {url_owned:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
-                )),
-            };
+                if status != 200 {
+                    return Ok((status, Bytes::new()));
+                }
+                match with_deadline(deadline, resp.into_body().collect()).await {
+                    None => Err(
+                        "context deadline exceeded (Client.Timeout exceeded while reading body)"
+                            .to_string(),
+                    ),
+                    Some(b) => Ok((status, b.map_err(|e| error_chain(&e))?.to_bytes())),
+                }
+            }
+            .await;
             let _ = tx.send(r);
         });
         rx.recv()
             .unwrap_or_else(|_| Err(format!("Post {url:?}: the extender call was dropped")))
+    }
+}
+
+/// `f`'s output, or `None` once `deadline` (if any) has passed.
+async fn with_deadline<F: std::future::Future>(
+    deadline: Option<tokio::time::Instant>,
+    f: F,
+) -> Option<F::Output> {
+    match deadline {
+        Some(d) => tokio::time::timeout_at(d, f).await.ok(),
+        None => Some(f.await),
     }
 }
 

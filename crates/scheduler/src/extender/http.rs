@@ -6,8 +6,9 @@
 //! framework-era file, plus v1.22's `FailedAndUnresolvableNodes` as used by
 //! `findNodesThatPassExtenders`) and client-go `transport.TLSConfigFor` / `loadTLSFiles`:
 //! - every call is `POST <urlPrefix without trailing "/">/<verb>` with `Content-Type:
-//!   application/json`; an answer other than 200 fails with `Failed <verb> with extender at URL
-//!   <url>, code <code>`;
+//!   application/json`; an answer other than 200 fails with `failed <verb> with extender at URL
+//!   <url>, code <code>` (lower-case since the v1.21 error-string cleanup; the capitalised
+//!   `Failed ...` / `Unexpected empty bindVerb ...` texts of the file @b61894a0 are older, v1.19/v1.20 era);
 //! - `httpTimeout` (nanoseconds) bounds each whole call; 0 means 5 s (`DefaultExtenderTimeout`),
 //!   a negative value means no timeout (Go's `http.Client` ignores `Timeout <= 0`);
 //! - TLS: `tlsConfig` fields as client-go reads them (`*Data` wins over `*File`); with
@@ -210,7 +211,7 @@ impl HttpExtender {
             .map_err(ExtenderError::new)?;
         if code != 200 {
             return Err(ExtenderError::new(format!(
-                "Failed {action} with extender at URL {url}, code {code}"
+                "failed {action} with extender at URL {url}, code {code}"
             )));
         }
         Ok(answer)
@@ -294,7 +295,7 @@ impl Extender for HttpExtender {
     fn bind(&self, binding: &ExtenderBindingArgs) -> Result<(), ExtenderError> {
         if !self.is_binder() {
             // This shouldn't happen as this extender wouldn't have become a Binder.
-            return Err(ExtenderError::new("Unexpected empty bindVerb in extender"));
+            return Err(ExtenderError::new("unexpected empty bindVerb in extender"));
         }
         let body =
             wire::encode_binding_args(binding).map_err(|e| ExtenderError::new(e.to_string()))?;
@@ -517,7 +518,90 @@ mod tests {
             e.bind(&ExtenderBindingArgs::new(&p, "n1"))
                 .unwrap_err()
                 .to_string(),
-            "Unexpected empty bindVerb in extender"
+            "unexpected empty bindVerb in extender"
+        );
+    }
+
+    /// A one-connection HTTP server on loopback: reads one request, writes `head` (status line,
+    /// headers and perhaps part of a body) and then holds the connection open, silent, until
+    /// the returned sender is dropped.
+    fn stalling_server(head: &'static str) -> (String, std::sync::mpsc::Sender<()>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            // The whole request: headers, then Content-Length bytes of body.
+            loop {
+                let n = conn.read(&mut buf).unwrap();
+                req.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&req).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let len = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if req.len() >= end + 4 + len {
+                        break;
+                    }
+                }
+                assert!(n > 0, "client closed early");
+            }
+            conn.write_all(head.as_bytes()).unwrap();
+            conn.flush().unwrap();
+            let _ = released.recv();
+        });
+        (url, release)
+    }
+
+    fn filter_extender(url: &str, http_timeout: Duration) -> HttpExtender {
+        HttpExtender::new(
+            0,
+            &LegacyExtender {
+                url_prefix: url.into(),
+                filter_verb: "filter".into(),
+                http_timeout: http_timeout.as_nanos() as i64,
+                ..LegacyExtender::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// Upstream's `send` checks the status code before reading the body: a non-200 answer fails
+    /// with its code at once, even if its body never comes.
+    #[test]
+    fn non_200_fails_with_its_code_without_reading_the_body() {
+        let (url, _release) =
+            stalling_server("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n");
+        let e = filter_extender(&url, Duration::from_secs(30));
+        let p = pod("p").info();
+        let n1 = crate::framework::plugins::testutil::node("n1").info();
+        assert_eq!(
+            e.filter(&p, &[&n1]).unwrap_err().to_string(),
+            format!("failed filter with extender at URL {url}/filter, code 503")
+        );
+    }
+
+    /// `http.Client.Timeout` striking while the body is read: `json.Decoder` returns the body
+    /// read error as is, without the `Post "<url>":` prefix of a timeout before the headers.
+    #[test]
+    fn timeout_while_reading_the_body_has_go_text() {
+        let (url, _release) = stalling_server(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"Node",
+        );
+        let e = filter_extender(&url, Duration::from_millis(200));
+        let p = pod("p").info();
+        let n1 = crate::framework::plugins::testutil::node("n1").info();
+        assert_eq!(
+            e.filter(&p, &[&n1]).unwrap_err().to_string(),
+            "context deadline exceeded (Client.Timeout exceeded while reading body)"
         );
     }
 }

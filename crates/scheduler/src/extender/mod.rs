@@ -382,6 +382,15 @@ pub fn prioritize_with_extenders(
     out
 }
 
+/// Whether a scheduling cycle for `pod` may call one of `extenders` (one filters or scores and is
+/// interested in the pod). When not, the cycle makes no blocking call and needs no
+/// `block_in_place`.
+pub fn cycle_calls_extenders(extenders: &[Arc<dyn Extender>], pod: &PodInfo) -> bool {
+    extenders
+        .iter()
+        .any(|e| (e.is_filter() || e.is_prioritizer()) && e.is_interested(pod))
+}
+
 /// `extendersBinding` (v1.22 `scheduler.go`): the first extender that binds and is interested in
 /// the pod; it binds the pod instead of the scheduler's `pods/binding` write. `None`: the
 /// scheduler binds.
@@ -799,6 +808,41 @@ mod tests {
                 .map_or(-1, |i| i as i32);
             assert_eq!(got, want, "{name}");
         }
+    }
+
+    /// Only an interested extender that filters or scores makes the cycle call out.
+    #[test]
+    fn cycle_calls_extenders_only_for_interested_filters_and_prioritizers() {
+        let p = pod("p").info();
+        let cfg = |url: &str, filter: &str, bind: &str, managed: &[&str]| LegacyExtender {
+            url_prefix: url.into(),
+            filter_verb: filter.into(),
+            bind_verb: bind.into(),
+            managed_resources: managed
+                .iter()
+                .map(|n| ExtenderManagedResource {
+                    name: n.to_string(),
+                    ignored_by_scheduler: false,
+                })
+                .collect(),
+            ..LegacyExtender::default()
+        };
+        let build = |c: LegacyExtender| build_extenders(&[c]).unwrap();
+        assert!(!cycle_calls_extenders(&[], &p));
+        assert!(cycle_calls_extenders(
+            &build(cfg("http://a", "filter", "", &[])),
+            &p
+        ));
+        // Manages a resource the pod does not use.
+        assert!(!cycle_calls_extenders(
+            &build(cfg("http://a", "filter", "", &["example.com/gpu"])),
+            &p
+        ));
+        // Binds only: called from the binding task, not the cycle.
+        assert!(!cycle_calls_extenders(
+            &build(cfg("http://a", "", "bind", &[])),
+            &p
+        ));
     }
 
     /// `factory.go` `create`: ignorable extenders move to the tail; `ignoredByScheduler`
