@@ -435,8 +435,9 @@ fn error_response(e: &ApiError) -> Response {
     json_response(e.code, &e.to_status())
 }
 
-/// The outcome of a non-watch request: code, body, the RV produced and the object name.
-type Outcome = Result<(u16, Value, Option<String>, Option<String>), ApiError>;
+/// The outcome of a non-watch request: code, body, the RV produced and the object name. The
+/// body is shared with the store where it can be, so answering does not deep-copy the object.
+type Outcome = Result<(u16, Arc<Value>, Option<String>, Option<String>), ApiError>;
 
 fn rv_name(obj: &Value) -> (Option<String>, Option<String>) {
     let get = |f: &str| {
@@ -473,7 +474,7 @@ fn dispatch(
     method: &Method,
     t: &Target,
     q: &HashMap<String, String>,
-    body: &Bytes,
+    body: Result<Value, ApiError>,
     content_type: &str,
 ) -> Outcome {
     let r = t.resource;
@@ -485,9 +486,9 @@ fn dispatch(
     } else {
         Part::Main
     };
-    let with_obj = |code: u16, o: &Value| {
-        let (rv, name) = rv_name(o);
-        (code, o.clone(), rv, name)
+    let with_obj = |code: u16, o: Arc<Value>| {
+        let (rv, name) = rv_name(&o);
+        (code, o, rv, name)
     };
     match (method.clone(), t.name.as_deref()) {
         (Method::GET, None) if sub.is_none() => {
@@ -501,38 +502,39 @@ fn dispatch(
                 limit,
                 q.get("continue").map(String::as_str),
             )?;
-            Ok((200, list, None, None))
+            Ok((200, Arc::new(list), None, None))
         }
-        (Method::GET, Some(name)) if status_ok => Ok(with_obj(200, &*st.get(r, ns, name)?)),
+        (Method::GET, Some(name)) if status_ok => Ok(with_obj(200, st.get(r, ns, name)?)),
         (Method::POST, None) if sub.is_none() => {
-            let obj = st.create(r, t.namespace.as_deref(), parse_body(body)?, true)?;
-            Ok(with_obj(201, &obj))
+            let obj = st.create(r, t.namespace.as_deref(), body?, true)?;
+            Ok(with_obj(201, obj))
         }
         (Method::POST, Some(name)) if sub == Some("binding") && r == Resource::Pods => {
-            let pod = st.bind(ns, name, &parse_body(body)?)?;
+            let pod = st.bind(ns, name, &body?)?;
             let (rv, _) = rv_name(&pod);
-            Ok((201, status::success(201), rv, Some(name.to_string())))
+            Ok((
+                201,
+                Arc::new(status::success(201)),
+                rv,
+                Some(name.to_string()),
+            ))
         }
-        (Method::PUT, Some(name)) if status_ok => Ok(with_obj(
-            200,
-            &*st.replace(r, ns, name, parse_body(body)?, part)?,
-        )),
+        (Method::PUT, Some(name)) if status_ok => {
+            Ok(with_obj(200, st.replace(r, ns, name, body?, part)?))
+        }
         (Method::PATCH, Some(name)) if status_ok => {
             let strategic = match content_type.split(';').next().unwrap_or_default().trim() {
                 "application/merge-patch+json" => false,
                 "application/strategic-merge-patch+json" => true,
                 other => return Err(ApiError::unsupported_media_type(other)),
             };
-            Ok(with_obj(
-                200,
-                &*st.patch(r, ns, name, &parse_body(body)?, strategic, part)?,
-            ))
+            Ok(with_obj(200, st.patch(r, ns, name, &body?, strategic, part)?))
         }
         (Method::DELETE, Some(name)) if sub.is_none() => {
             let before = st.resource_version();
-            let out = st.delete(r, ns, name, &parse_body(body)?)?;
+            let out = st.delete(r, ns, name, &body?)?;
             let rv = (st.resource_version() != before).then(|| st.resource_version().to_string());
-            Ok((200, out, rv, Some(name.to_string())))
+            Ok((200, Arc::new(out), rv, Some(name.to_string())))
         }
         (Method::GET | Method::POST | Method::PUT | Method::PATCH | Method::DELETE, _)
             if t.name.is_some() && !status_ok && sub != Some("binding") =>
@@ -603,8 +605,10 @@ async fn handle(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
+    // Decode the body before taking the store lock: requests decode in parallel.
+    let parsed = parse_body(&body);
     let mut st = shared.lock();
-    match dispatch(&mut st, &method, &t, &q, &body, content_type) {
+    match dispatch(&mut st, &method, &t, &q, parsed, content_type) {
         Ok((code, out, rv, name)) => {
             record(&mut st, code, rv, name);
             drop(st);
@@ -636,22 +640,21 @@ impl Filter {
 
     /// The event this watch sees for a store change, as the watch cache computes it: objects
     /// entering the selection are ADDED, objects leaving it DELETED (the previous object, carrying
-    /// the new resourceVersion).
-    fn translate(&self, ev: &StoreEvent) -> Option<(&'static str, Value)> {
+    /// the new resourceVersion). Returns the serialized watch line.
+    fn translate(&self, ev: &StoreEvent) -> Option<Bytes> {
         let now = self.matches(&ev.object);
         match ev.kind {
-            EventType::Added => now.then(|| ("ADDED", (*ev.object).clone())),
-            EventType::Deleted => now.then(|| ("DELETED", (*ev.object).clone())),
+            EventType::Added => now.then(|| line("ADDED", &*ev.object)),
+            EventType::Deleted => now.then(|| line("DELETED", &*ev.object)),
             EventType::Modified => {
                 let before = ev.prev.as_deref().is_some_and(|p| self.matches(p));
                 match (before, now) {
-                    (true, true) => Some(("MODIFIED", (*ev.object).clone())),
-                    (false, true) => Some(("ADDED", (*ev.object).clone())),
-                    (true, false) => {
-                        let mut old = ev.prev.as_deref().cloned().unwrap_or(Value::Null);
-                        old["metadata"]["resourceVersion"] = json!(ev.rv.to_string());
-                        Some(("DELETED", old))
-                    }
+                    (true, true) => Some(line("MODIFIED", &*ev.object)),
+                    (false, true) => Some(line("ADDED", &*ev.object)),
+                    (true, false) => Some(match ev.prev.as_deref() {
+                        Some(prev) => line("DELETED", &WithResourceVersion(prev, ev.rv)),
+                        None => line("DELETED", &Value::Null),
+                    }),
                     (false, false) => None,
                 }
             }
@@ -659,10 +662,65 @@ impl Filter {
     }
 }
 
-fn line(kind: &str, object: &Value) -> Bytes {
-    let mut v = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
-    v.push(b'\n');
+/// `{"type": kind, "object": object}` and a newline, serialized straight from the object.
+fn line(kind: &str, object: &impl Serialize) -> Bytes {
+    let mut v = Vec::with_capacity(1024);
+    v.extend_from_slice(b"{\"type\":");
+    let _ = serde_json::to_writer(&mut v, kind);
+    v.extend_from_slice(b",\"object\":");
+    let _ = serde_json::to_writer(&mut v, object);
+    v.extend_from_slice(b"}\n");
     Bytes::from(v)
+}
+
+/// An object serialized with `metadata.resourceVersion` replaced, without copying it (the
+/// DELETED event of an object leaving a watch's selection carries the new resourceVersion).
+struct WithResourceVersion<'a>(&'a Value, u64);
+
+impl Serialize for WithResourceVersion<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(obj) = self.0 else {
+            return self.0.serialize(s);
+        };
+        let rv = self.1.to_string();
+        let mut map = s.serialize_map(Some(obj.len()))?;
+        let mut has_meta = false;
+        for (k, v) in obj {
+            match (k.as_str(), v) {
+                ("metadata", Value::Object(meta)) => {
+                    has_meta = true;
+                    map.serialize_entry(k, &MetaWithResourceVersion(meta, &rv))?;
+                }
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        if !has_meta {
+            map.serialize_entry("metadata", &json!({ "resourceVersion": rv }))?;
+        }
+        map.end()
+    }
+}
+
+struct MetaWithResourceVersion<'a>(&'a serde_json::Map<String, Value>, &'a str);
+
+impl Serialize for MetaWithResourceVersion<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let has_rv = self.0.contains_key("resourceVersion");
+        let mut map = s.serialize_map(Some(self.0.len() + usize::from(!has_rv)))?;
+        for (k, v) in self.0 {
+            if k == "resourceVersion" {
+                map.serialize_entry(k, self.1)?;
+            } else {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        if !has_rv {
+            map.serialize_entry("resourceVersion", self.1)?;
+        }
+        map.end()
+    }
 }
 
 fn bookmark(r: Resource, rv: u64, initial_end: bool) -> Bytes {
@@ -716,7 +774,7 @@ fn watch(shared: Arc<Shared>, client: String, t: Target, q: HashMap<String, Stri
                 &filter.labels,
                 &filter.fields,
             ) {
-                first.push(line("ADDED", &o));
+                first.push(line("ADDED", &*o));
             }
             if initial_events {
                 first.push(bookmark(r, current, true));
@@ -796,8 +854,8 @@ async fn run_watch(
     let dropped = |f: &FaultTable| f.is_shutdown() || f.drop_gen(&client) != drop_gen;
     let mut pending: std::collections::VecDeque<Bytes> = first.into();
     for ev in sub.replay {
-        if let Some((k, o)) = filter.translate(&ev) {
-            pending.push_back(line(k, &o));
+        if let Some(b) = filter.translate(&ev) {
+            pending.push_back(b);
         }
     }
     loop {
@@ -826,8 +884,8 @@ async fn run_watch(
                 while let Ok(ev) = rx.try_recv() {
                     if ev.rv > *last {
                         *last = ev.rv;
-                        if let Some((k, o)) = filter.translate(&ev) {
-                            pending.push_back(line(k, &o));
+                        if let Some(b) = filter.translate(&ev) {
+                            pending.push_back(b);
                         }
                     }
                 }
@@ -855,8 +913,8 @@ async fn run_watch(
                 Ok(ev) => {
                     if ev.rv > last {
                         last = ev.rv;
-                        if let Some((k, o)) = filter.translate(&ev) {
-                            pending.push_back(line(k, &o));
+                        if let Some(b) = filter.translate(&ev) {
+                            pending.push_back(b);
                         }
                     }
                 }
