@@ -274,6 +274,13 @@ impl ApiServer {
         self.shared.lock().writes()
     }
 
+    /// The write records from position `seq` (a [`WriteRecord::seq`]) on, without request
+    /// bodies ([`WriteRecord::request`] is `None`): what a polling caller needs, without copying
+    /// and decoding the whole record each time.
+    pub fn writes_since(&self, seq: u64) -> Vec<WriteRecord> {
+        self.shared.lock().writes_since(seq, false)
+    }
+
     /// The current global resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.lock().resource_version()
@@ -441,7 +448,8 @@ type Outcome = Result<(u16, Arc<Value>, Option<String>, Option<String>), ApiErro
 
 fn rv_name(obj: &Value) -> (Option<String>, Option<String>) {
     let get = |f: &str| {
-        obj.pointer(&format!("/metadata/{f}"))
+        obj.get("metadata")
+            .and_then(|m| m.get(f))
             .and_then(Value::as_str)
             .map(str::to_string)
     };
@@ -528,7 +536,10 @@ fn dispatch(
                 "application/strategic-merge-patch+json" => true,
                 other => return Err(ApiError::unsupported_media_type(other)),
             };
-            Ok(with_obj(200, st.patch(r, ns, name, &body?, strategic, part)?))
+            Ok(with_obj(
+                200,
+                st.patch(r, ns, name, &body?, strategic, part)?,
+            ))
         }
         (Method::DELETE, Some(name)) if sub.is_none() => {
             let before = st.resource_version();
@@ -559,32 +570,37 @@ async fn handle(
         if !is_write {
             return;
         }
-        let request: Option<Value> = serde_json::from_slice(&body).ok();
-        st.record(WriteRecord {
-            seq: 0,
-            at: SystemTime::now(),
-            client: client.clone(),
-            method: method.to_string(),
-            path: uri.path().to_string(),
-            kind: target
-                .as_ref()
-                .map(|t| t.resource.info().kind.to_string())
-                .unwrap_or_default(),
-            namespace: target.as_ref().and_then(|t| t.namespace.clone()),
-            name: name
-                .or_else(|| target.as_ref().and_then(|t| t.name.clone()))
-                .or_else(|| {
-                    request
-                        .as_ref()
-                        .and_then(|r| r.pointer("/metadata/name"))
+        // The body is kept raw and decoded when the record is read; only a write that named
+        // no object (a failed create) is decoded here, for its `metadata.name`.
+        let name = name
+            .or_else(|| target.as_ref().and_then(|t| t.name.clone()))
+            .or_else(|| {
+                serde_json::from_slice::<Value>(&body).ok().and_then(|r| {
+                    r.pointer("/metadata/name")
                         .and_then(Value::as_str)
                         .map(str::to_string)
-                }),
-            subresource: target.as_ref().and_then(|t| t.subresource.clone()),
-            code,
-            resource_version: rv,
-            request,
-        });
+                })
+            });
+        st.record(
+            WriteRecord {
+                seq: 0,
+                at: SystemTime::now(),
+                client: client.clone(),
+                method: method.to_string(),
+                path: uri.path().to_string(),
+                kind: target
+                    .as_ref()
+                    .map(|t| t.resource.info().kind.to_string())
+                    .unwrap_or_default(),
+                namespace: target.as_ref().and_then(|t| t.namespace.clone()),
+                name,
+                subresource: target.as_ref().and_then(|t| t.subresource.clone()),
+                code,
+                resource_version: rv,
+                request: None,
+            },
+            body.clone(),
+        );
     };
     if let Err(e) = shared.faults.gate(&client).await {
         record(&mut shared.lock(), e.code, None, None);
