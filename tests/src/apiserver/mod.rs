@@ -294,6 +294,13 @@ impl ApiServer {
             .clone()
     }
 
+    /// The write records from position `seq` (a [`WriteRecord::seq`]) on, without request
+    /// bodies ([`WriteRecord::request`] is `None`): what a polling caller needs, without copying
+    /// and decoding the whole record each time.
+    pub fn writes_since(&self, seq: u64) -> Vec<WriteRecord> {
+        self.shared.lock().writes_since(seq, false)
+    }
+
     /// The current global resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.lock().resource_version()
@@ -455,12 +462,14 @@ fn error_response(e: &ApiError) -> Response {
     json_response(e.code, &e.to_status())
 }
 
-/// The outcome of a non-watch request: code, body, the RV produced and the object name.
-type Outcome = Result<(u16, Value, Option<String>, Option<String>), ApiError>;
+/// The outcome of a non-watch request: code, body, the RV produced and the object name. The
+/// body is shared with the store where it can be, so answering does not deep-copy the object.
+type Outcome = Result<(u16, Arc<Value>, Option<String>, Option<String>), ApiError>;
 
 fn rv_name(obj: &Value) -> (Option<String>, Option<String>) {
     let get = |f: &str| {
-        obj.pointer(&format!("/metadata/{f}"))
+        obj.get("metadata")
+            .and_then(|m| m.get(f))
             .and_then(Value::as_str)
             .map(str::to_string)
     };
@@ -493,7 +502,7 @@ fn dispatch(
     method: &Method,
     t: &Target,
     q: &HashMap<String, String>,
-    body: &Bytes,
+    body: Result<Value, ApiError>,
     content_type: &str,
 ) -> Outcome {
     let r = t.resource;
@@ -505,9 +514,9 @@ fn dispatch(
     } else {
         Part::Main
     };
-    let with_obj = |code: u16, o: &Value| {
-        let (rv, name) = rv_name(o);
-        (code, o.clone(), rv, name)
+    let with_obj = |code: u16, o: Arc<Value>| {
+        let (rv, name) = rv_name(&o);
+        (code, o, rv, name)
     };
     match (method.clone(), t.name.as_deref()) {
         (Method::GET, None) if sub.is_none() => {
@@ -521,22 +530,26 @@ fn dispatch(
                 limit,
                 q.get("continue").map(String::as_str),
             )?;
-            Ok((200, list, None, None))
+            Ok((200, Arc::new(list), None, None))
         }
-        (Method::GET, Some(name)) if status_ok => Ok(with_obj(200, &*st.get(r, ns, name)?)),
+        (Method::GET, Some(name)) if status_ok => Ok(with_obj(200, st.get(r, ns, name)?)),
         (Method::POST, None) if sub.is_none() => {
-            let obj = st.create(r, t.namespace.as_deref(), parse_body(body)?, true)?;
-            Ok(with_obj(201, &obj))
+            let obj = st.create(r, t.namespace.as_deref(), body?, true)?;
+            Ok(with_obj(201, obj))
         }
         (Method::POST, Some(name)) if sub == Some("binding") && r == Resource::Pods => {
-            let pod = st.bind(ns, name, &parse_body(body)?)?;
+            let pod = st.bind(ns, name, &body?)?;
             let (rv, _) = rv_name(&pod);
-            Ok((201, status::success(201), rv, Some(name.to_string())))
+            Ok((
+                201,
+                Arc::new(status::success(201)),
+                rv,
+                Some(name.to_string()),
+            ))
         }
-        (Method::PUT, Some(name)) if status_ok => Ok(with_obj(
-            200,
-            &*st.replace(r, ns, name, parse_body(body)?, part)?,
-        )),
+        (Method::PUT, Some(name)) if status_ok => {
+            Ok(with_obj(200, st.replace(r, ns, name, body?, part)?))
+        }
         (Method::PATCH, Some(name)) if status_ok => {
             let strategic = match content_type.split(';').next().unwrap_or_default().trim() {
                 "application/merge-patch+json" => false,
@@ -545,14 +558,14 @@ fn dispatch(
             };
             Ok(with_obj(
                 200,
-                &*st.patch(r, ns, name, &parse_body(body)?, strategic, part)?,
+                st.patch(r, ns, name, &body?, strategic, part)?,
             ))
         }
         (Method::DELETE, Some(name)) if sub.is_none() => {
             let before = st.resource_version();
-            let out = st.delete(r, ns, name, &parse_body(body)?)?;
+            let out = st.delete(r, ns, name, &body?)?;
             let rv = (st.resource_version() != before).then(|| st.resource_version().to_string());
-            Ok((200, out, rv, Some(name.to_string())))
+            Ok((200, Arc::new(out), rv, Some(name.to_string())))
         }
         (Method::GET | Method::POST | Method::PUT | Method::PATCH | Method::DELETE, _)
             if t.name.is_some() && !status_ok && sub != Some("binding") =>
@@ -583,32 +596,37 @@ async fn handle(
         if !is_write {
             return;
         }
-        let request: Option<Value> = serde_json::from_slice(&body).ok();
-        st.record(WriteRecord {
-            seq: 0,
-            at: SystemTime::now(),
-            client: client.clone(),
-            method: method.to_string(),
-            path: uri.path().to_string(),
-            kind: target
-                .as_ref()
-                .map(|t| t.resource.info().kind.to_string())
-                .unwrap_or_default(),
-            namespace: target.as_ref().and_then(|t| t.namespace.clone()),
-            name: name
-                .or_else(|| target.as_ref().and_then(|t| t.name.clone()))
-                .or_else(|| {
-                    request
-                        .as_ref()
-                        .and_then(|r| r.pointer("/metadata/name"))
+        // The body is kept raw and decoded when the record is read; only a write that named
+        // no object (a failed create) is decoded here, for its `metadata.name`.
+        let name = name
+            .or_else(|| target.as_ref().and_then(|t| t.name.clone()))
+            .or_else(|| {
+                serde_json::from_slice::<Value>(&body).ok().and_then(|r| {
+                    r.pointer("/metadata/name")
                         .and_then(Value::as_str)
                         .map(str::to_string)
-                }),
-            subresource: target.as_ref().and_then(|t| t.subresource.clone()),
-            code,
-            resource_version: rv,
-            request,
-        });
+                })
+            });
+        st.record(
+            WriteRecord {
+                seq: 0,
+                at: SystemTime::now(),
+                client: client.clone(),
+                method: method.to_string(),
+                path: uri.path().to_string(),
+                kind: target
+                    .as_ref()
+                    .map(|t| t.resource.info().kind.to_string())
+                    .unwrap_or_default(),
+                namespace: target.as_ref().and_then(|t| t.namespace.clone()),
+                name,
+                subresource: target.as_ref().and_then(|t| t.subresource.clone()),
+                code,
+                resource_version: rv,
+                request: None,
+            },
+            body.clone(),
+        );
     };
     if let Err(e) = shared.faults.gate(&client).await {
         record(&mut shared.lock(), e.code, None, None);
@@ -629,8 +647,10 @@ async fn handle(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
+    // Decode the body before taking the store lock: requests decode in parallel.
+    let parsed = parse_body(&body);
     let mut st = shared.lock();
-    match dispatch(&mut st, &method, &t, &q, &body, content_type) {
+    match dispatch(&mut st, &method, &t, &q, parsed, content_type) {
         Ok((code, out, rv, name)) => {
             record(&mut st, code, rv, name);
             drop(st);
@@ -662,22 +682,21 @@ impl Filter {
 
     /// The event this watch sees for a store change, as the watch cache computes it: objects
     /// entering the selection are ADDED, objects leaving it DELETED (the previous object, carrying
-    /// the new resourceVersion).
-    fn translate(&self, ev: &StoreEvent) -> Option<(&'static str, Value)> {
+    /// the new resourceVersion). Returns the serialized watch line.
+    fn translate(&self, ev: &StoreEvent) -> Option<Bytes> {
         let now = self.matches(&ev.object);
         match ev.kind {
-            EventType::Added => now.then(|| ("ADDED", (*ev.object).clone())),
-            EventType::Deleted => now.then(|| ("DELETED", (*ev.object).clone())),
+            EventType::Added => now.then(|| line("ADDED", &*ev.object)),
+            EventType::Deleted => now.then(|| line("DELETED", &*ev.object)),
             EventType::Modified => {
                 let before = ev.prev.as_deref().is_some_and(|p| self.matches(p));
                 match (before, now) {
-                    (true, true) => Some(("MODIFIED", (*ev.object).clone())),
-                    (false, true) => Some(("ADDED", (*ev.object).clone())),
-                    (true, false) => {
-                        let mut old = ev.prev.as_deref().cloned().unwrap_or(Value::Null);
-                        old["metadata"]["resourceVersion"] = json!(ev.rv.to_string());
-                        Some(("DELETED", old))
-                    }
+                    (true, true) => Some(line("MODIFIED", &*ev.object)),
+                    (false, true) => Some(line("ADDED", &*ev.object)),
+                    (true, false) => Some(match ev.prev.as_deref() {
+                        Some(prev) => line("DELETED", &WithResourceVersion(prev, ev.rv)),
+                        None => line("DELETED", &Value::Null),
+                    }),
                     (false, false) => None,
                 }
             }
@@ -685,10 +704,65 @@ impl Filter {
     }
 }
 
-fn line(kind: &str, object: &Value) -> Bytes {
-    let mut v = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
-    v.push(b'\n');
+/// `{"type": kind, "object": object}` and a newline, serialized straight from the object.
+fn line(kind: &str, object: &impl Serialize) -> Bytes {
+    let mut v = Vec::with_capacity(1024);
+    v.extend_from_slice(b"{\"type\":");
+    let _ = serde_json::to_writer(&mut v, kind);
+    v.extend_from_slice(b",\"object\":");
+    let _ = serde_json::to_writer(&mut v, object);
+    v.extend_from_slice(b"}\n");
     Bytes::from(v)
+}
+
+/// An object serialized with `metadata.resourceVersion` replaced, without copying it (the
+/// DELETED event of an object leaving a watch's selection carries the new resourceVersion).
+struct WithResourceVersion<'a>(&'a Value, u64);
+
+impl Serialize for WithResourceVersion<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(obj) = self.0 else {
+            return self.0.serialize(s);
+        };
+        let rv = self.1.to_string();
+        let mut map = s.serialize_map(Some(obj.len()))?;
+        let mut has_meta = false;
+        for (k, v) in obj {
+            match (k.as_str(), v) {
+                ("metadata", Value::Object(meta)) => {
+                    has_meta = true;
+                    map.serialize_entry(k, &MetaWithResourceVersion(meta, &rv))?;
+                }
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        if !has_meta {
+            map.serialize_entry("metadata", &json!({ "resourceVersion": rv }))?;
+        }
+        map.end()
+    }
+}
+
+struct MetaWithResourceVersion<'a>(&'a serde_json::Map<String, Value>, &'a str);
+
+impl Serialize for MetaWithResourceVersion<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let has_rv = self.0.contains_key("resourceVersion");
+        let mut map = s.serialize_map(Some(self.0.len() + usize::from(!has_rv)))?;
+        for (k, v) in self.0 {
+            if k == "resourceVersion" {
+                map.serialize_entry(k, self.1)?;
+            } else {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        if !has_rv {
+            map.serialize_entry("resourceVersion", self.1)?;
+        }
+        map.end()
+    }
 }
 
 fn bookmark(r: Resource, rv: u64, initial_end: bool) -> Bytes {
@@ -742,7 +816,7 @@ fn watch(shared: Arc<Shared>, client: String, t: Target, q: HashMap<String, Stri
                 &filter.labels,
                 &filter.fields,
             ) {
-                first.push(line("ADDED", &o));
+                first.push(line("ADDED", &*o));
             }
             if initial_events {
                 first.push(bookmark(r, current, true));
@@ -822,8 +896,8 @@ async fn run_watch(
     let dropped = |f: &FaultTable| f.is_shutdown() || f.drop_gen(&client) != drop_gen;
     let mut pending: std::collections::VecDeque<Bytes> = first.into();
     for ev in sub.replay {
-        if let Some((k, o)) = filter.translate(&ev) {
-            pending.push_back(line(k, &o));
+        if let Some(b) = filter.translate(&ev) {
+            pending.push_back(b);
         }
     }
     loop {
@@ -852,8 +926,8 @@ async fn run_watch(
                 while let Ok(ev) = rx.try_recv() {
                     if ev.rv > *last {
                         *last = ev.rv;
-                        if let Some((k, o)) = filter.translate(&ev) {
-                            pending.push_back(line(k, &o));
+                        if let Some(b) = filter.translate(&ev) {
+                            pending.push_back(b);
                         }
                     }
                 }
@@ -881,8 +955,8 @@ async fn run_watch(
                 Ok(ev) => {
                     if ev.rv > last {
                         last = ev.rv;
-                        if let Some((k, o)) = filter.translate(&ev) {
-                            pending.push_back(line(k, &o));
+                        if let Some(b) = filter.translate(&ev) {
+                            pending.push_back(b);
                         }
                     }
                 }

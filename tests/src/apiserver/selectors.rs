@@ -95,7 +95,10 @@ impl LabelSelector {
 
     /// Whether the object's `metadata.labels` satisfy every requirement.
     pub fn matches(&self, obj: &Value) -> bool {
-        let labels = obj.pointer("/metadata/labels");
+        if self.0.is_empty() {
+            return true;
+        }
+        let labels = obj.get("metadata").and_then(|m| m.get("labels"));
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
         self.0.iter().all(|r| match r {
             LabelReq::Eq(k, v) => get(k) == Some(v.as_str()),
@@ -137,14 +140,28 @@ fn supported_fields(resource: Resource) -> &'static [&'static str] {
 
 /// The value of a selectable field, as the apiserver renders it (missing strings are `""`,
 /// booleans `"true"`/`"false"`).
-pub fn field_value(obj: &Value, field: &str) -> String {
-    let ptr = format!("/{}", field.replace('.', "/"));
-    match obj.pointer(&ptr) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ if field == "spec.unschedulable" || field == "spec.hostNetwork" => "false".into(),
-        _ => String::new(),
+pub fn field_value<'a>(obj: &'a Value, field: &str) -> std::borrow::Cow<'a, str> {
+    use std::borrow::Cow;
+    let missing = || {
+        if field == "spec.unschedulable" || field == "spec.hostNetwork" {
+            Cow::Borrowed("false")
+        } else {
+            Cow::Borrowed("")
+        }
+    };
+    let mut cur = obj;
+    for seg in field.split('.') {
+        match cur.get(seg) {
+            Some(v) => cur = v,
+            None => return missing(),
+        }
+    }
+    match cur {
+        Value::String(s) => Cow::Borrowed(s.as_str()),
+        Value::Bool(true) => Cow::Borrowed("true"),
+        Value::Bool(false) => Cow::Borrowed("false"),
+        Value::Number(n) => Cow::Owned(n.to_string()),
+        _ => missing(),
     }
 }
 
@@ -189,7 +206,7 @@ impl FieldSelector {
     pub fn matches(&self, obj: &Value) -> bool {
         self.0
             .iter()
-            .all(|(f, eq, v)| (field_value(obj, f) == *v) == *eq)
+            .all(|(f, eq, v)| (field_value(obj, f) == v.as_str()) == *eq)
     }
 }
 

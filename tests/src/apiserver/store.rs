@@ -88,7 +88,9 @@ pub struct State {
     senders: HashMap<Resource, broadcast::Sender<Arc<StoreEvent>>>,
     pages: HashMap<u64, Page>,
     next_page: u64,
-    writes: Vec<WriteRecord>,
+    /// The write record, each with its raw request body (decoded only when read back, so that
+    /// recording costs no JSON parse on the request path).
+    writes: Vec<(WriteRecord, axum::body::Bytes)>,
 }
 
 /// Whether a write goes to the main resource or the `status` subresource.
@@ -794,15 +796,34 @@ impl State {
         Ok(self.commit(r, EventType::Modified, pod, Some(cur)))
     }
 
-    /// Appends to the write record.
-    pub fn record(&mut self, mut w: WriteRecord) {
+    /// Appends to the write record; `body` is the raw request body, decoded as JSON into
+    /// [`WriteRecord::request`] when the record is read.
+    pub fn record(&mut self, mut w: WriteRecord, body: axum::body::Bytes) {
         w.seq = self.writes.len() as u64;
-        self.writes.push(w);
+        self.writes.push((w, body));
+    }
+
+    /// The write record from position `seq` on; request bodies are decoded only with
+    /// `bodies`.
+    pub fn writes_since(&self, seq: u64, bodies: bool) -> Vec<WriteRecord> {
+        let from = usize::try_from(seq)
+            .unwrap_or(usize::MAX)
+            .min(self.writes.len());
+        self.writes[from..]
+            .iter()
+            .map(|(w, body)| {
+                let mut w = w.clone();
+                if bodies {
+                    w.request = serde_json::from_slice(body).ok();
+                }
+                w
+            })
+            .collect()
     }
 
     /// The write record so far.
     pub fn writes(&self) -> Vec<WriteRecord> {
-        self.writes.clone()
+        self.writes_since(0, true)
     }
 }
 
