@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use election::{LeaderElectionConfig, LeaderWatch};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaError, ReplicaProbes, run_replica};
-use scheduler::controller::{RunConfig, RunOutcome};
+use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
 use scheduler::policy::ResolvedPolicy;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -65,8 +65,6 @@ pub fn run_config(identity: &str) -> RunConfig {
         percentage_of_nodes_to_score: 100,
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),
-        write_qps: 0.0,
-        write_burst: 0,
         seed: SEED,
         policy_updates: None,
     }
@@ -182,7 +180,7 @@ pub async fn spawn_replica_with_config(
     cfg: ReplicaConfig,
     registry: prometheus::Registry,
 ) -> ReplicaHandle {
-    let client = api.client(id);
+    let client = ApiClients::unlimited(api.client(id));
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
     let (probes_tx, probes_rx) = oneshot::channel::<ReplicaProbes>();
     let reg = registry.clone();

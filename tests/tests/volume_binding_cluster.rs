@@ -217,6 +217,7 @@ async fn prebind_times_out_without_a_pv_controller() {
     let started = std::time::Instant::now();
     let err = bind_pod_volumes(
         &client,
+        &client,
         &guard,
         &limiter,
         &job(bound_pv.clone()),
@@ -238,6 +239,7 @@ async fn prebind_times_out_without_a_pv_controller() {
     );
     // The same write again carries the old resourceVersion: 409, reported at once.
     let err = bind_pod_volumes(
+        &client,
         &client,
         &guard,
         &limiter,

@@ -15,7 +15,7 @@ use election::{LeaderElectionConfig, default_identity, pod_namespace};
 use prometheus::{Encoder, Registry, TextEncoder};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
-use scheduler::controller::{RunConfig, RunOutcome};
+use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
 use scheduler::policy;
 use tracing::{error, info};
 
@@ -73,8 +73,9 @@ pub struct RunArgs {
         default_value = "leases"
     )]
     pub leader_elect_resource_lock: String,
-    /// Client-side rate limit of the scheduler's API writes (bindings, events, status
-    /// patches), per second; leader election uses its own client.
+    /// Client-side rate limit of the scheduler's API client, requests per second: every
+    /// request (lists, watches, GETs, bindings, events, status patches) takes a token, as
+    /// kube-scheduler's clientConnection.qps; leader election uses its own client.
     #[arg(long, env = "MINI_SCHEDULER_KUBE_API_QPS", default_value_t = 50.0)]
     pub kube_api_qps: f64,
     /// Burst allowed above --kube-api-qps.
@@ -264,9 +265,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
     if let Ok(v) = axum::http::HeaderValue::from_str(&agent) {
         config.headers.push((axum::http::header::USER_AGENT, v));
     }
-    // Leader election gets its own client, as kube-scheduler gives it its own clientset; the
-    // scheduler's writes are rate limited in the controller (token first, fence check, request).
-    let clients = kube::Client::try_from(config.clone())
+    // Leader election gets its own client, as kube-scheduler gives it its own clientset. The
+    // scheduler's clients share one token bucket (--kube-api-qps/--kube-api-burst): reads
+    // wait in a client layer, fenced writes take their token before the fence check.
+    let clients = ApiClients::new(config.clone(), args.kube_api_qps, args.kube_api_burst)
         .and_then(|scheduler| Ok((scheduler, kube::Client::try_from(config)?)));
     let (client, election_client) = match clients {
         Ok(c) => c,
@@ -306,8 +308,6 @@ pub async fn run(args: RunArgs) -> ExitCode {
             bind_concurrency: 16,
             shutdown_grace: Duration::from_secs(10),
             seed: rand_seed(),
-            write_qps: args.kube_api_qps,
-            write_burst: args.kube_api_burst,
             policy_updates,
         },
         election,

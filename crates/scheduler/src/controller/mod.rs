@@ -40,6 +40,7 @@
 
 pub mod events;
 pub mod metrics;
+pub mod ratelimit;
 pub mod reload;
 pub mod replica;
 pub mod volume_binding;
@@ -64,6 +65,7 @@ use tokio::task::JoinSet;
 use tracing::{debug, error, info, warn};
 
 pub use metrics::SchedulerMetrics;
+pub use ratelimit::{ApiClients, RateLimitLayer, RateLimiter};
 
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::extender::{Extender, ExtenderBindingArgs, ExtenderConfigError};
@@ -102,57 +104,9 @@ pub struct RunConfig {
     pub shutdown_grace: Duration,
     /// Seed of the tie-break RNG.
     pub seed: u64,
-    /// Client-side rate limit of this scheduler's API writes (bindings, events, status
-    /// patches), per second (`--kube-api-qps`); 0 or less means unlimited. A write takes its
-    /// token *before* the leadership fence is checked, so no fenced write waits after its check.
-    pub write_qps: f64,
-    /// Burst above `write_qps` (`--kube-api-burst`).
-    pub write_burst: u32,
     /// Validated policies from the hot reload ([`reload::watch_policy_file`]); each is swapped
     /// in between two scheduling cycles. `None`: the policy never changes.
     pub policy_updates: Option<reload::PolicyUpdates>,
-}
-
-/// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
-/// tokens, refilled at `qps` per second; each write takes one, waiting when none is left.
-pub struct RateLimiter {
-    bucket: tokio::sync::Mutex<(f64, tokio::time::Instant)>,
-    qps: f64,
-    burst: f64,
-}
-
-impl RateLimiter {
-    /// A full bucket; `qps <= 0` disables limiting.
-    pub fn new(qps: f64, burst: u32) -> RateLimiter {
-        let burst = f64::from(burst.max(1));
-        RateLimiter {
-            bucket: tokio::sync::Mutex::new((burst, tokio::time::Instant::now())),
-            qps,
-            burst,
-        }
-    }
-
-    /// Wait for a token.
-    pub async fn acquire(&self) {
-        if self.qps <= 0.0 {
-            return;
-        }
-        loop {
-            let wait = {
-                let mut b = self.bucket.lock().await;
-                let now = tokio::time::Instant::now();
-                let refill = now.duration_since(b.1).as_secs_f64() * self.qps;
-                b.0 = (b.0 + refill).min(self.burst);
-                b.1 = now;
-                if b.0 >= 1.0 {
-                    b.0 -= 1.0;
-                    return;
-                }
-                Duration::from_secs_f64((1.0 - b.0) / self.qps)
-            };
-            tokio::time::sleep(wait).await;
-        }
-    }
 }
 
 /// How [`run`] ended.
@@ -368,6 +322,8 @@ struct Scheduler {
     status: Status,
     leader: LeaderWatch,
     limiter: Arc<RateLimiter>,
+    /// The rate-limited client for GETs (PreBind's polling); watches have their own clones.
+    read_client: Client,
     /// UID of each pod we assumed, by key, while its binding is in flight.
     assumed_uid: HashMap<String, String>,
     /// The newest pending-watch version of a pod seen while it was assumed (requeued if the
@@ -386,7 +342,7 @@ struct Scheduler {
 /// # Errors
 /// [`RunError::Framework`] when the policy does not build into a profile.
 pub async fn run(
-    client: Client,
+    clients: ApiClients,
     cfg: RunConfig,
     leader: LeaderWatch,
     metrics: SchedulerMetrics,
@@ -395,7 +351,11 @@ pub async fn run(
 ) -> Result<RunOutcome, RunError> {
     let fwk = Arc::new(Framework::from_policy(&cfg.policy)?);
     let extenders = crate::extender::build_extenders(&cfg.policy.extenders)?;
-    let cfg_write = (cfg.write_qps, cfg.write_burst);
+    let ApiClients {
+        reads,
+        writes: client,
+        limiter,
+    } = clients;
     let (tx, mut rx) = mpsc::channel::<Msg>(4096);
     let mut watches = JoinSet::new();
     let pods_pending = watcher::Config::default().fields(&format!(
@@ -406,7 +366,7 @@ pub async fn run(
         .fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
     spawn_watch(
         &mut watches,
-        Api::<core::Node>::all(client.clone()),
+        Api::<core::Node>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "nodes",
@@ -414,7 +374,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<core::Pod>::all(client.clone()),
+        Api::<core::Pod>::all(reads.clone()),
         pods_assigned,
         tx.clone(),
         "assigned-pods",
@@ -422,7 +382,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<core::Pod>::all(client.clone()),
+        Api::<core::Pod>::all(reads.clone()),
         pods_pending,
         tx.clone(),
         "pending-pods",
@@ -430,7 +390,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<core::Service>::all(client.clone()),
+        Api::<core::Service>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "services",
@@ -438,7 +398,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<core::ReplicationController>::all(client.clone()),
+        Api::<core::ReplicationController>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "replicationcontrollers",
@@ -446,7 +406,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<apps::ReplicaSet>::all(client.clone()),
+        Api::<apps::ReplicaSet>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "replicasets",
@@ -454,7 +414,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<apps::StatefulSet>::all(client.clone()),
+        Api::<apps::StatefulSet>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "statefulsets",
@@ -464,7 +424,7 @@ pub async fn run(
     // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
     spawn_watch(
         &mut watches,
-        Api::<core::Namespace>::all(client.clone()),
+        Api::<core::Namespace>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "namespaces",
@@ -472,7 +432,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<core::PersistentVolume>::all(client.clone()),
+        Api::<core::PersistentVolume>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "persistentvolumes",
@@ -480,7 +440,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<core::PersistentVolumeClaim>::all(client.clone()),
+        Api::<core::PersistentVolumeClaim>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "persistentvolumeclaims",
@@ -488,7 +448,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<k8s_openapi::api::storage::v1::StorageClass>::all(client.clone()),
+        Api::<k8s_openapi::api::storage::v1::StorageClass>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "storageclasses",
@@ -496,7 +456,7 @@ pub async fn run(
     );
     spawn_watch(
         &mut watches,
-        Api::<k8s_openapi::api::storage::v1::CSINode>::all(client.clone()),
+        Api::<k8s_openapi::api::storage::v1::CSINode>::all(reads.clone()),
         watcher::Config::default(),
         tx.clone(),
         "csinodes",
@@ -529,7 +489,8 @@ pub async fn run(
         tx,
         status,
         leader: leader.clone(),
-        limiter: Arc::new(RateLimiter::new(cfg_write.0, cfg_write.1)),
+        limiter,
+        read_client: reads,
         assumed_uid: HashMap::new(),
         latest_pending: HashMap::new(),
         extenders,
@@ -1209,6 +1170,7 @@ impl Scheduler {
         binder: Option<Arc<dyn Extender>>,
     ) {
         let client = self.client.clone();
+        let read_client = self.read_client.clone();
         let tx = self.tx.clone();
         let slots = self.bind_slots.clone();
         let identity = self.cfg.identity.clone();
@@ -1222,6 +1184,7 @@ impl Scheduler {
                 let started = std::time::Instant::now();
                 let r = volume_binding::bind_pod_volumes(
                     &client,
+                    &read_client,
                     &guard,
                     &limiter,
                     &job,
@@ -1581,31 +1544,5 @@ mod tests {
     async fn blocking_runs_on_a_multi_thread_runtime() {
         assert_eq!(blocking(|| 8), 8);
         assert_eq!(std::thread::spawn(|| blocking(|| 9)).join().ok(), Some(9));
-    }
-
-    /// client-go's token bucket: `burst` writes at once, then one every `1/qps` seconds.
-    #[tokio::test(start_paused = true)]
-    async fn rate_limiter_allows_a_burst_then_qps() {
-        let limiter = RateLimiter::new(10.0, 5);
-        let start = tokio::time::Instant::now();
-        for _ in 0..5 {
-            limiter.acquire().await;
-        }
-        assert_eq!(start.elapsed(), Duration::ZERO, "the burst is immediate");
-        for _ in 0..10 {
-            limiter.acquire().await;
-        }
-        let waited = start.elapsed();
-        assert!(
-            waited >= Duration::from_millis(990) && waited <= Duration::from_millis(1010),
-            "10 more writes at 10/s take about 1 s, took {waited:?}"
-        );
-        // Unlimited when qps <= 0.
-        let free = RateLimiter::new(0.0, 1);
-        let t = tokio::time::Instant::now();
-        for _ in 0..1000 {
-            free.acquire().await;
-        }
-        assert_eq!(t.elapsed(), Duration::ZERO);
     }
 }

@@ -12,7 +12,7 @@ use kube::Client;
 use prometheus::Registry;
 use tracing::{info, warn};
 
-use super::{RunConfig, RunError, RunOutcome, SchedulerMetrics, Status};
+use super::{ApiClients, RunConfig, RunError, RunOutcome, SchedulerMetrics, Status};
 
 /// Slack added to the lease duration before `/healthz` reports a leader that stopped renewing
 /// (kube-scheduler's `NewLeaderHealthzAdaptor(20s)`).
@@ -26,8 +26,8 @@ pub struct ReplicaConfig {
     /// Leader election settings; `None` runs without election (`--leader-elect=false`).
     pub election: Option<LeaderElectionConfig>,
     /// A separate client for the Lease, as kube-scheduler gives leader election its own
-    /// clientset, so that a burst of scheduling writes waiting on the client's rate limit never
-    /// delays a renewal; `None` uses the scheduler's client.
+    /// clientset, so that a burst of scheduling requests waiting on the client rate limit never
+    /// delays a renewal; `None` uses the scheduler's (unlimited) write client.
     pub election_client: Option<Client>,
 }
 
@@ -65,7 +65,7 @@ pub struct ReplicaProbes {
 /// # Errors
 /// [`ReplicaError`] when the configuration is invalid.
 pub async fn run_replica(
-    client: Client,
+    clients: ApiClients,
     cfg: ReplicaConfig,
     registry: &Registry,
     on_start: impl FnOnce(ReplicaProbes),
@@ -80,13 +80,13 @@ pub async fn run_replica(
             leader: leader.clone(),
             health: None,
         });
-        return Ok(super::run(client, cfg.run, leader, metrics, status, shutdown).await?);
+        return Ok(super::run(clients, cfg.run, leader, metrics, status, shutdown).await?);
     };
     ecfg.validate()?;
     let lock_client = cfg
         .election_client
         .clone()
-        .unwrap_or_else(|| client.clone());
+        .unwrap_or_else(|| clients.writes.clone());
     let lock = KubeLeaseLock::new(lock_client, &ecfg.lease_namespace, &ecfg.lease_name);
     let election_metrics = ElectionMetrics::new(registry)?;
     let elector = LeaderElector::new(ecfg, lock, election_metrics)?;
@@ -101,7 +101,7 @@ pub async fn run_replica(
         leader: leader.clone(),
         health: Some(health),
     });
-    let outcome = super::run(client, cfg.run, leader, metrics, status, shutdown).await;
+    let outcome = super::run(clients, cfg.run, leader, metrics, status, shutdown).await;
     match &outcome {
         Ok(RunOutcome::Shutdown) => {
             handle.shutdown();

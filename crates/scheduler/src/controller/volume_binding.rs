@@ -81,8 +81,9 @@ fn is_not_found(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)
 }
 
-/// `BindPodVolumes`: write the assumed objects (each write takes a rate-limit token, then checks
-/// the fence), then poll every `poll` until the PV controller has bound every claim, for at most
+/// `BindPodVolumes`: write the assumed objects with `client` (each write takes a rate-limit token,
+/// then checks the fence), then poll with `read_client` (rate limited by its own layer, see
+/// [`super::ratelimit`]) every `poll` until the PV controller has bound every claim, for at most
 /// `timeout`.
 ///
 /// # Errors
@@ -92,6 +93,7 @@ fn is_not_found(e: &kube::Error) -> bool {
 /// (`binding volumes: timed out waiting for the condition`).
 pub async fn bind_pod_volumes(
     client: &Client,
+    read_client: &Client,
     guard: &LeadershipGuard,
     limiter: &RateLimiter,
     job: &VolumeBindJob,
@@ -134,7 +136,7 @@ pub async fn bind_pod_volumes(
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         tokio::time::sleep(poll).await;
-        match check_bindings(client, job, &written_pvs, &written_pvcs).await {
+        match check_bindings(read_client, job, &written_pvs, &written_pvcs).await {
             BindCheck::Done => return Ok(()),
             BindCheck::Failed(m) => {
                 return Err(PreBindError::Failed(format!("binding volumes: {m}")));

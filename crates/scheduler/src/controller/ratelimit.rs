@@ -1,0 +1,260 @@
+//! The client-side rate limit of `--kube-api-qps` / `--kube-api-burst`: one token bucket for
+//! every request of the scheduler's API client, as client-go's `rest.Config{QPS, Burst}` gives
+//! kube-scheduler (`flowcontrol.NewTokenBucketRateLimiter`, checked by `Request.tryThrottle`
+//! before each request: LIST, WATCH, GET and every write).
+//!
+//! The scheduler holds two [`kube::Client`]s over one [`RateLimiter`] ([`ApiClients`]):
+//!
+//! - `reads`: the watches and PreBind's GETs go through [`RateLimitLayer`], which waits for a
+//!   token before each request leaves;
+//! - `writes`: every write the leadership fence guards (Binding, events, the `PodScheduled`
+//!   patch, PreBind's PV/PVC updates) takes its token explicitly with
+//!   [`RateLimiter::acquire`] *before* checking the fence, then sends at once. Through a
+//!   limiting layer the token wait would come after the fence check, and a deposed leader could
+//!   write once its turn came.
+//!
+//! Leader election has a client of its own, unlimited, as kube-scheduler gives it a separate
+//! clientset.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use kube::Client;
+use tower::{Layer, Service, ServiceExt};
+
+/// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
+/// tokens, refilled at `qps` per second; each request takes one, waiting when none is left.
+pub struct RateLimiter {
+    bucket: tokio::sync::Mutex<(f64, tokio::time::Instant)>,
+    qps: f64,
+    burst: f64,
+}
+
+impl RateLimiter {
+    /// A full bucket of `burst` tokens refilled at `qps` per second; `qps <= 0` (or NaN)
+    /// disables limiting.
+    pub fn new(qps: f64, burst: u32) -> RateLimiter {
+        let burst = f64::from(burst.max(1));
+        RateLimiter {
+            bucket: tokio::sync::Mutex::new((burst, tokio::time::Instant::now())),
+            qps,
+            burst,
+        }
+    }
+
+    /// No limit.
+    pub fn unlimited() -> RateLimiter {
+        RateLimiter::new(0.0, 0)
+    }
+
+    /// Whether [`RateLimiter::acquire`] can wait at all.
+    pub fn is_limited(&self) -> bool {
+        self.qps > 0.0
+    }
+
+    /// Wait for a token (at once while the bucket has one).
+    pub async fn acquire(&self) {
+        if !self.is_limited() {
+            return;
+        }
+        loop {
+            let wait = {
+                let mut b = self.bucket.lock().await;
+                let now = tokio::time::Instant::now();
+                let refill = now.duration_since(b.1).as_secs_f64() * self.qps;
+                b.0 = (b.0 + refill).min(self.burst);
+                b.1 = now;
+                if b.0 >= 1.0 {
+                    b.0 -= 1.0;
+                    return;
+                }
+                Duration::from_secs_f64((1.0 - b.0) / self.qps)
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// A tower layer that makes every request wait for a [`RateLimiter`] token before the inner
+/// service sees it (the inner service is not called until then, so nothing is sent early).
+#[derive(Clone)]
+pub struct RateLimitLayer {
+    limiter: Arc<RateLimiter>,
+}
+
+impl RateLimitLayer {
+    /// Requests take tokens from `limiter`.
+    pub fn new(limiter: Arc<RateLimiter>) -> RateLimitLayer {
+        RateLimitLayer { limiter }
+    }
+}
+
+impl<S> Layer<S> for RateLimitLayer {
+    type Service = RateLimited<S>;
+
+    fn layer(&self, inner: S) -> RateLimited<S> {
+        RateLimited {
+            inner: Arc::new(tokio::sync::Mutex::new(inner)),
+            limiter: self.limiter.clone(),
+        }
+    }
+}
+
+/// The service of [`RateLimitLayer`]. The inner service sits behind a lock so that each
+/// request can call it after its token wait (kube's client already serialises calls through a
+/// buffer, so the lock is uncontended and held only for `ready` + `call`).
+pub struct RateLimited<S> {
+    inner: Arc<tokio::sync::Mutex<S>>,
+    limiter: Arc<RateLimiter>,
+}
+
+impl<S> Clone for RateLimited<S> {
+    fn clone(&self) -> Self {
+        RateLimited {
+            inner: self.inner.clone(),
+            limiter: self.limiter.clone(),
+        }
+    }
+}
+
+impl<S, Req> Service<Req> for RateLimited<S>
+where
+    S: Service<Req> + Send + 'static,
+    S::Future: Send + 'static,
+    Req: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        // Readiness of the inner service is awaited per request, after the token.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Req) -> Self::Future {
+        let inner = self.inner.clone();
+        let limiter = self.limiter.clone();
+        Box::pin(async move {
+            limiter.acquire().await;
+            let fut = {
+                let mut svc = inner.lock().await;
+                svc.ready().await?.call(req)
+            };
+            fut.await
+        })
+    }
+}
+
+/// The scheduler's API clients sharing one [`RateLimiter`] (see the module docs).
+#[derive(Clone)]
+pub struct ApiClients {
+    /// Watches and GETs: every request waits for a token in [`RateLimitLayer`].
+    pub reads: Client,
+    /// Fenced writes: the caller takes the token with [`ApiClients::limiter`] before its
+    /// fence check; the client itself does not wait.
+    pub writes: Client,
+    /// The bucket both draw from (`--kube-api-qps`, `--kube-api-burst`).
+    pub limiter: Arc<RateLimiter>,
+}
+
+impl ApiClients {
+    /// Both clients from `config`, limited to `qps` requests per second with bursts of
+    /// `burst` (`qps <= 0`: unlimited).
+    ///
+    /// # Errors
+    /// Building a client from `config` failed (TLS, proxy settings).
+    pub fn new(config: kube::Config, qps: f64, burst: u32) -> kube::Result<ApiClients> {
+        let limiter = Arc::new(RateLimiter::new(qps, burst));
+        let reads = kube::client::ClientBuilder::try_from(config.clone())?
+            .with_layer(&RateLimitLayer::new(limiter.clone()))
+            .build();
+        let writes = Client::try_from(config)?;
+        Ok(ApiClients {
+            reads,
+            writes,
+            limiter,
+        })
+    }
+
+    /// One client for both, no limit (tests).
+    pub fn unlimited(client: Client) -> ApiClients {
+        ApiClients {
+            reads: client.clone(),
+            writes: client,
+            limiter: Arc::new(RateLimiter::unlimited()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[tokio::test(start_paused = true)]
+    async fn rate_limiter_allows_a_burst_then_qps() {
+        let limiter = RateLimiter::new(10.0, 5);
+        let start = tokio::time::Instant::now();
+        for _ in 0..5 {
+            limiter.acquire().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO, "the burst is free");
+        for _ in 0..10 {
+            limiter.acquire().await;
+        }
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(999) && took <= Duration::from_millis(1001),
+            "{took:?}"
+        );
+        // Unlimited when qps <= 0.
+        let free = RateLimiter::unlimited();
+        let t = tokio::time::Instant::now();
+        for _ in 0..1000 {
+            free.acquire().await;
+        }
+        assert_eq!(t.elapsed(), Duration::ZERO);
+    }
+
+    /// A service that counts the calls that reached it.
+    #[derive(Clone)]
+    struct Counting(Arc<AtomicUsize>);
+
+    impl Service<()> for Counting {
+        type Response = ();
+        type Error = std::convert::Infallible;
+        type Future = std::future::Ready<Result<(), Self::Error>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, (): ()) -> Self::Future {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            std::future::ready(Ok(()))
+        }
+    }
+
+    /// The layer holds requests back until they have a token: none reaches the inner service
+    /// early, not even when the caller has already called `call`.
+    #[tokio::test(start_paused = true)]
+    async fn layer_holds_requests_until_their_token() {
+        let reached = Arc::new(AtomicUsize::new(0));
+        let limiter = Arc::new(RateLimiter::new(2.0, 1));
+        let mut svc = RateLimitLayer::new(limiter).layer(Counting(reached.clone()));
+        let first = svc.call(());
+        let second = svc.call(());
+        assert_eq!(reached.load(Ordering::SeqCst), 0, "nothing sent by call()");
+        first.await.unwrap();
+        assert_eq!(reached.load(Ordering::SeqCst), 1, "the burst token");
+        let start = tokio::time::Instant::now();
+        second.await.unwrap();
+        assert_eq!(reached.load(Ordering::SeqCst), 2);
+        assert_eq!(start.elapsed(), Duration::from_millis(500), "1 / qps later");
+    }
+}
