@@ -8,12 +8,16 @@
 //! not count (v1.22).
 //!
 //! Follows kubernetes/kubernetes `pkg/scheduler/framework/plugins/imagelocality/image_locality.go`
-//! of the framework-handle era (v1.20–v1.25: `maxContainerThreshold × numContainers`, regular
-//! containers only; index ids 28604918305, 18066225292). The per-image node count and size come
-//! from the [`Snapshot`], kept incrementally on node add/update/remove
-//! ([`Snapshot::image_state`]). Deviation: v1.22 copies an image's node count into each node's
-//! `ImageStates` when that node is added or updated, so a node's copy can lag behind nodes added
-//! later; mini-scheduler always uses the current count.
+//! as of v1.19–v1.25: the maximum became `maxContainerThreshold × numContainers` with
+//! kubernetes/kubernetes#91138 (merged for v1.19); init containers count only from v1.26. The
+//! per-image node count and size come from the [`Snapshot`], kept incrementally on node
+//! add/update/remove ([`Snapshot::image_state`]). Deviation: v1.22 copies an image's node count
+//! into each node's `ImageStates` when that node is added or updated, so a node's copy can lag
+//! behind nodes added later; mini-scheduler always uses the current count.
+//!
+//! PreScore answers `Uniform` when every node must get the same score: the sum of a node lies
+//! between that of the images every node has and that of all the images any node has, and
+//! `calculatePriority` is monotonic, so equal scores at both ends mean equal scores everywhere.
 
 use crate::framework::types::NodeInfo;
 use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
@@ -35,11 +39,26 @@ const PRE_SCORE_STATE_KEY: &str = "PreScoreImageLocality";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ImageLocality;
 
-/// Per pod: each container's normalized image with its spread-scaled score (images no node has
-/// are left out), and the number of containers.
+/// Per pod: the spread-scaled scores of the containers' images that every node of the snapshot
+/// has (summed: the same on every node), each other container's normalized image with its
+/// spread-scaled score (images no node has are left out), and the number of containers.
 struct PreScoreState {
+    everywhere: i64,
     images: Vec<(String, i64)>,
     num_containers: usize,
+}
+
+impl PreScoreState {
+    /// `calculatePriority(sumImageScores(...))` of `node`.
+    fn score(&self, node: &NodeInfo) -> i64 {
+        let sum = self
+            .images
+            .iter()
+            .filter(|(name, _)| has_image(node, name))
+            .map(|(_, score)| *score)
+            .fold(self.everywhere, i64::saturating_add);
+        calculate_priority(sum, self.num_containers)
+    }
 }
 
 /// `normalizedImageName`: append `:latest` when the name has no tag (no `:` after the last `/`).
@@ -101,47 +120,72 @@ impl ScorePlugin for ImageLocality {
             .map_or(&[][..], |s| s.containers.as_slice());
         let total = snapshot.len();
         let mut images = Vec::new();
+        let mut everywhere = 0i64;
         for c in containers {
             let name = normalized_image_name(c.image.as_deref().unwrap_or(""));
             if let Some(st) = snapshot.image_state(&name) {
                 let score = scaled_image_score(st.size, st.num_nodes, total);
-                images.push((name, score));
+                if st.num_nodes >= total {
+                    everywhere = everywhere.saturating_add(score);
+                } else {
+                    images.push((name, score));
+                }
             }
         }
-        // Nothing any node has, or too little to pass the minimum: every node scores 0.
-        let best: i64 = images
+        // Every node's sum lies between the images all nodes have and all the images any node
+        // has; `calculatePriority` is monotonic, so when both ends give the same score (nothing
+        // any node has, too little to pass the minimum, only images every node has, or more
+        // than the maximum anyway) every node gets it.
+        let num_containers = containers.len();
+        let lowest = calculate_priority(everywhere, num_containers);
+        let best = images
             .iter()
             .map(|(_, s)| *s)
-            .fold(0i64, i64::saturating_add);
-        if images.is_empty() || calculate_priority(best, containers.len()) == 0 {
-            return Ok(ScoreMode::Uniform(0));
+            .fold(everywhere, i64::saturating_add);
+        if calculate_priority(best, num_containers) == lowest {
+            return Ok(ScoreMode::Uniform(lowest));
         }
         state.write(
             PRE_SCORE_STATE_KEY,
             PreScoreState {
+                everywhere,
                 images,
-                num_containers: containers.len(),
+                num_containers,
             },
         );
         Ok(ScoreMode::PerNode)
     }
 
     fn score(&self, state: &CycleState, _pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state
-            .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-            .ok_or_else(|| {
-                Status::error(format!(
-                    "error reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
-                ))
-            })?;
-        let sum = s
-            .images
-            .iter()
-            .filter(|(name, _)| has_image(node, name))
-            .map(|(_, score)| *score)
-            .fold(0i64, i64::saturating_add);
-        Ok(calculate_priority(sum, s.num_containers))
+        Ok(read_state(state)?.score(node))
     }
+
+    /// [`ScorePlugin::score`] over the feasible nodes, reading the PreScore state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[u32],
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let s = read_state(state)?;
+        let nodes = snapshot.nodes();
+        for (o, &i) in out.iter_mut().zip(feasible) {
+            *o = s.score(&nodes[i as usize]);
+        }
+        Ok(())
+    }
+}
+
+fn read_state(state: &CycleState) -> Result<&PreScoreState, Status> {
+    state
+        .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+        .ok_or_else(|| {
+            Status::error(format!(
+                "error reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -289,6 +333,39 @@ mod tests {
         for (name, p, nodes, want) in cases {
             assert_eq!(scores(p, nodes), want, "{name}");
         }
+    }
+
+    /// Images every node has add the same amount on every node: a pod whose images all are
+    /// everywhere scores the same on every node (PreScore `Uniform`, no per-node work), and in
+    /// a mix they still count on every node.
+    #[test]
+    fn images_on_every_node_score_uniformly() {
+        let nodes = || {
+            vec![
+                image_node("node1", &[(&["gcr.io/300:latest"], 300)]),
+                image_node(
+                    "node2",
+                    &[(&["gcr.io/300:latest"], 300), (&["gcr.io/250:latest"], 250)],
+                ),
+            ]
+        };
+        let mut snap = Snapshot::new();
+        for n in nodes() {
+            snap.add_node(n.info()).unwrap();
+        }
+        // 300 MiB on 2 of 2 nodes: 100 × (300 − 23) / (1000 − 23) = 28 everywhere.
+        let pi = pod_with(&["gcr.io/300"]).info();
+        let mode = ImageLocality
+            .pre_score(&mut CycleState::new(), &pi, &snap, &[0, 1])
+            .unwrap();
+        assert_eq!(mode, ScoreMode::Uniform(28));
+        assert_eq!(scores(pod_with(&["gcr.io/300"]), nodes()), [28, 28]);
+        // With 250 MiB on 1 of 2 nodes (125 MiB scaled), max 2000 MiB:
+        // node1 100 × (300 − 23) / 1977 = 14, node2 100 × (425 − 23) / 1977 = 20.
+        assert_eq!(
+            scores(pod_with(&["gcr.io/300", "gcr.io/250"]), nodes()),
+            [14, 20]
+        );
     }
 
     /// Upstream `TestNormalizedImageName`.

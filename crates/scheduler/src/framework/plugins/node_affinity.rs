@@ -104,6 +104,15 @@ fn preferred_terms(pod: &PodInfo) -> Result<Vec<(NodeSelectorTerm, i64)>, Status
     }
 }
 
+/// `PreferredSchedulingTerms.Score`: the sum of the weights of the terms `node` matches.
+fn preferred_score(terms: &[(NodeSelectorTerm, i64)], node: &NodeInfo) -> i64 {
+    terms
+        .iter()
+        .filter(|(t, _)| t.matches_node(&node.name, &node.labels))
+        .map(|(_, w)| *w)
+        .sum()
+}
+
 /// `isEmptyNodeSelectorTerm`.
 fn is_empty_term(t: &core::NodeSelectorTerm) -> bool {
     t.match_expressions.as_ref().is_none_or(Vec::is_empty)
@@ -132,18 +141,36 @@ impl ScorePlugin for NodeAffinity {
     }
 
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        let sum = |terms: &[(NodeSelectorTerm, i64)]| {
-            terms
-                .iter()
-                .filter(|(t, _)| t.matches_node(&node.name, &node.labels))
-                .map(|(_, w)| *w)
-                .sum::<i64>()
-        };
         match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => Ok(sum(&s.terms)),
+            Some(s) => Ok(preferred_score(&s.terms, node)),
             // "Fallback to calculate preferredNodeAffinity here when PreScore is disabled."
-            None => Ok(sum(&preferred_terms(pod)?)),
+            None => Ok(preferred_score(&preferred_terms(pod)?, node)),
         }
+    }
+
+    /// [`ScorePlugin::score`] over the feasible nodes, reading the PreScore state (or parsing
+    /// the terms, without PreScore) once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[u32],
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let terms = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.terms,
+            None => {
+                computed = preferred_terms(pod)?;
+                &computed
+            }
+        };
+        let nodes = snapshot.nodes();
+        for (o, &i) in out.iter_mut().zip(feasible) {
+            *o = preferred_score(terms, &nodes[i as usize]);
+        }
+        Ok(())
     }
 
     fn normalize_score(

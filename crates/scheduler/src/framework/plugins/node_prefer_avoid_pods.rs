@@ -65,20 +65,54 @@ impl ScorePlugin for NodePreferAvoidPods {
     }
 
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        let controller = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s.controller.clone(),
+        Ok(match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => node_score(&s.controller, node),
             // Without PreScore, compute it as upstream's Score does.
             None => match controller_ref(pod) {
-                Some(c) => c,
-                None => return Ok(MAX_NODE_SCORE),
+                Some(c) => node_score(&c, node),
+                None => MAX_NODE_SCORE,
+            },
+        })
+    }
+
+    /// [`ScorePlugin::score`] over the feasible nodes, reading the PreScore state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[u32],
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let controller = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.controller,
+            None => match controller_ref(pod) {
+                Some(c) => {
+                    computed = c;
+                    &computed
+                }
+                None => {
+                    out.fill(MAX_NODE_SCORE);
+                    return Ok(());
+                }
             },
         };
-        let avoided = node
-            .prefer_avoid_pods
-            .iter()
-            .any(|(kind, uid)| *kind == controller.0 && *uid == controller.1);
-        Ok(if avoided { 0 } else { MAX_NODE_SCORE })
+        let nodes = snapshot.nodes();
+        for (o, &i) in out.iter_mut().zip(feasible) {
+            *o = node_score(controller, &nodes[i as usize]);
+        }
+        Ok(())
     }
+}
+
+/// 0 when `node`'s annotation lists the pod's controller `(kind, uid)`, else 100.
+fn node_score(controller: &(String, String), node: &NodeInfo) -> i64 {
+    let avoided = node
+        .prefer_avoid_pods
+        .iter()
+        .any(|(kind, uid)| *kind == controller.0 && *uid == controller.1);
+    if avoided { 0 } else { MAX_NODE_SCORE }
 }
 
 #[cfg(test)]

@@ -96,14 +96,8 @@ impl RequestedToCapacityRatio {
 /// of `resource`, or `None` for a scalar resource the pod does not request or the node lacks,
 /// and for other names (`(0, 0)` upstream, then skipped).
 fn allocatable_requested(pod: &PodInfo, node: &NodeInfo, resource: &str) -> Option<(i64, i64)> {
-    let pod_request = match resource {
-        "cpu" => pod.score_milli_cpu,
-        "memory" => pod.score_memory,
-        "ephemeral-storage" => pod.requests.ephemeral_storage,
-        n if is_scalar_resource_name(n) => pod.requests.scalar(n),
-        _ => 0,
-    };
-    if pod_request == 0 && is_scalar_resource_name(resource) {
+    let pod_request = pod_request(pod, resource);
+    if skipped_for_pod(pod_request, resource) {
         return None;
     }
     match resource {
@@ -130,6 +124,24 @@ fn allocatable_requested(pod: &PodInfo, node: &NodeInfo, resource: &str) -> Opti
     }
 }
 
+/// `calculatePodResourceRequest` (v1.22): the pod's request of `resource` (cpu and memory with
+/// the non-zero defaults).
+fn pod_request(pod: &PodInfo, resource: &str) -> i64 {
+    match resource {
+        "cpu" => pod.score_milli_cpu,
+        "memory" => pod.score_memory,
+        "ephemeral-storage" => pod.requests.ephemeral_storage,
+        n if is_scalar_resource_name(n) => pod.requests.scalar(n),
+        _ => 0,
+    }
+}
+
+/// "If it's an extended resource, and the pod doesn't request it": the resource is left out on
+/// every node.
+fn skipped_for_pod(pod_request: i64, resource: &str) -> bool {
+    pod_request == 0 && is_scalar_resource_name(resource)
+}
+
 impl ScorePlugin for RequestedToCapacityRatio {
     fn name(&self) -> &'static str {
         NAME
@@ -138,12 +150,18 @@ impl ScorePlugin for RequestedToCapacityRatio {
     fn pre_score(
         &self,
         _state: &mut CycleState,
-        _pod: &PodInfo,
+        pod: &PodInfo,
         _snapshot: &Snapshot,
         _feasible: &[u32],
     ) -> Result<ScoreMode, Status> {
-        // No resource, or a shape that is 0 everywhere: every node scores 0.
-        if self.resources.is_empty() || self.shape.iter().all(|p| p.score == 0) {
+        // No resource, a shape that is 0 everywhere, or only extended resources the pod does not
+        // request (e.g. a GPU bin-packing policy and a pod without GPUs): every node scores 0.
+        if self.shape.iter().all(|p| p.score == 0)
+            || self
+                .resources
+                .iter()
+                .all(|(r, _)| skipped_for_pod(pod_request(pod, r), r))
+        {
             Ok(ScoreMode::Uniform(0))
         } else {
             Ok(ScoreMode::PerNode)
@@ -407,6 +425,36 @@ mod tests {
         // A repeated resource keeps its last weight (`resourceToWeightMap[name] = weight`).
         let twice = RequestedToCapacityRatio::new(&args(&[(0, 0)], &[("cpu", 1), ("cpu", 4)]));
         assert_eq!(twice.resources, [("cpu".to_string(), 4)]);
+    }
+
+    /// Only extended resources the pod does not request: they are left out on every node, so
+    /// the pod scores 0 everywhere without per-node work; a pod requesting one is scored.
+    #[test]
+    fn unrequested_extended_resources_score_uniformly() {
+        let plugin =
+            RequestedToCapacityRatio::new(&args(&[(0, 0), (100, 10)], &[("intel.com/foo", 1)]));
+        let n = ext_node("n", 4000, 10000, &[("intel.com/foo", 4)]).info();
+        let pre = |p: &PodInfo| {
+            plugin
+                .pre_score(&mut CycleState::new(), p, &Snapshot::new(), &[])
+                .ok()
+        };
+        let plain = pod("p").container(&[("cpu", "1")]).info();
+        assert_eq!(pre(&plain), Some(ScoreMode::Uniform(0)));
+        assert_eq!(plugin.node_score(&plain, &n), 0);
+        let foo = ext_pod("", &[("intel.com/foo", "2")]).info();
+        assert_eq!(pre(&foo), Some(ScoreMode::PerNode));
+        assert_eq!(plugin.node_score(&foo, &n), 50);
+        // cpu is always scored (non-zero default).
+        let cpu = RequestedToCapacityRatio::new(&args(
+            &[(0, 0), (100, 10)],
+            &[("intel.com/foo", 1), ("cpu", 1)],
+        ));
+        assert_eq!(
+            cpu.pre_score(&mut CycleState::new(), &plain, &Snapshot::new(), &[])
+                .ok(),
+            Some(ScoreMode::PerNode)
+        );
     }
 
     #[test]

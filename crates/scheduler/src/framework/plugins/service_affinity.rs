@@ -126,6 +126,32 @@ impl ServiceAffinity {
     }
 }
 
+impl PreScoreState {
+    /// `Score`: the pods of `pod`'s namespace on `node`, not being deleted, that the first
+    /// Service's selector matches.
+    fn score(&self, pod: &PodInfo, node: &NodeInfo) -> i64 {
+        let Some(selector) = &self.selector else {
+            return 0;
+        };
+        node.pods
+            .iter()
+            .filter(|p| {
+                p.namespace == pod.namespace && !p.terminating && selector.matches(&p.labels)
+            })
+            .count() as i64
+    }
+}
+
+fn read_pre_score_state(state: &CycleState) -> Result<&PreScoreState, Status> {
+    state
+        .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+        .ok_or_else(|| {
+            Status::error(format!(
+                "error reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
+            ))
+        })
+}
+
 impl FilterPlugin for ServiceAffinity {
     fn name(&self) -> &'static str {
         NAME
@@ -145,12 +171,46 @@ impl FilterPlugin for ServiceAffinity {
         if self.args.affinity_labels.is_empty() {
             return Status::success();
         }
-        let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
-            return Status::error(format!(
-                "error reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
-            ));
-        };
-        if s.affinity_labels
+        match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Some(s) => s.filter(node),
+            None => missing_pre_filter_state(),
+        }
+    }
+
+    /// [`FilterPlugin::filter`] over the candidates, reading the PreFilter state once.
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &PodInfo,
+        snapshot: &Snapshot,
+        candidates: &mut Vec<u32>,
+        failed: &mut Vec<(u32, Status)>,
+    ) {
+        if self.args.affinity_labels.is_empty() {
+            return;
+        }
+        let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY);
+        let nodes = snapshot.nodes();
+        candidates.retain(|&i| {
+            let st = match s {
+                Some(s) => s.filter(&nodes[i as usize]),
+                None => missing_pre_filter_state(),
+            };
+            if st.is_success() {
+                true
+            } else {
+                failed.push((i, st.with_plugin(NAME)));
+                false
+            }
+        });
+    }
+}
+
+impl PreFilterState {
+    /// Step 2 of `Filter`: the node carries every affinity label value.
+    fn filter(&self, node: &NodeInfo) -> Status {
+        if self
+            .affinity_labels
             .iter()
             .all(|(k, v)| node.labels.get(k) == Some(v))
         {
@@ -159,6 +219,12 @@ impl FilterPlugin for ServiceAffinity {
             Status::new(Code::Unschedulable, ERR_REASON)
         }
     }
+}
+
+fn missing_pre_filter_state() -> Status {
+    Status::error(format!(
+        "error reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
+    ))
 }
 
 impl ScorePlugin for ServiceAffinity {
@@ -187,23 +253,28 @@ impl ScorePlugin for ServiceAffinity {
     }
 
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state
-            .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-            .ok_or_else(|| {
-                Status::error(format!(
-                    "error reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
-                ))
-            })?;
-        let Some(selector) = &s.selector else {
-            return Ok(0);
-        };
-        Ok(node
-            .pods
-            .iter()
-            .filter(|p| {
-                p.namespace == pod.namespace && !p.terminating && selector.matches(&p.labels)
-            })
-            .count() as i64)
+        Ok(read_pre_score_state(state)?.score(pod, node))
+    }
+
+    /// [`ScorePlugin::score`] over the feasible nodes, reading the PreScore state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[u32],
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let s = read_pre_score_state(state)?;
+        if s.selector.is_none() {
+            out.fill(0);
+            return Ok(());
+        }
+        let nodes = snapshot.nodes();
+        for (o, &i) in out.iter_mut().zip(feasible) {
+            *o = s.score(pod, &nodes[i as usize]);
+        }
+        Ok(())
     }
 
     fn normalize_score(
@@ -226,7 +297,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::framework::plugins::testutil::{NodeB, PodB, node, pod, service, snapshot};
+    use crate::framework::plugins::testutil::{
+        NodeB, PodB, filter_via_batch, node, pod, service, snapshot,
+    };
 
     fn labeled(name: &str, labels: &[(&str, &str)]) -> NodeB {
         let mut n = node(name);
@@ -404,6 +477,13 @@ mod tests {
             if c.res != Code::Success {
                 assert_eq!(got.reasons, [ERR_REASON], "{}", c.name);
             }
+            let batch = filter_via_batch(&plugin, &state, &pod, snap.node(c.node).unwrap());
+            assert_eq!(
+                (batch.code, batch.reasons),
+                (got.code, got.reasons),
+                "{}: filter_nodes",
+                c.name
+            );
         }
     }
 

@@ -6,10 +6,11 @@
 //! Score (legacy priority `TaintTolerationPriority`): the number of the node's `PreferNoSchedule`
 //! taints not tolerated by the pod's tolerations with effect `PreferNoSchedule` or empty,
 //! reverse-normalized (`100 − 100 × count / max`; every node 100 when no count is above 0). When
-//! no node of the snapshot has a `PreferNoSchedule` taint the PreScore answers `Uniform(100)`.
+//! no node of the snapshot has a `PreferNoSchedule` taint, or the pod has a keyless `Exists`
+//! toleration for that effect (which tolerates them all), the PreScore answers `Uniform(100)`.
 
 use crate::framework::plugins::helper::default_normalize_score;
-use crate::framework::types::{NodeInfo, TaintEffect, Toleration};
+use crate::framework::types::{NodeInfo, TaintEffect, Toleration, TolerationOperator};
 use crate::framework::{
     Code, CycleState, FastCheck, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin,
     Status,
@@ -102,12 +103,16 @@ impl ScorePlugin for TaintToleration {
             // Every count is 0: reverse DefaultNormalizeScore gives every node the maximum.
             return Ok(ScoreMode::Uniform(MAX_NODE_SCORE));
         }
-        state.write(
-            PRE_SCORE_STATE_KEY,
-            PreScoreState {
-                tolerations: prefer_no_schedule_tolerations(pod),
-            },
-        );
+        let tolerations = prefer_no_schedule_tolerations(pod);
+        if tolerations
+            .iter()
+            .any(|t| t.key.is_empty() && t.operator == TolerationOperator::Exists)
+        {
+            // A toleration with no key and `Exists` tolerates every PreferNoSchedule taint:
+            // every count is 0 again.
+            return Ok(ScoreMode::Uniform(MAX_NODE_SCORE));
+        }
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState { tolerations });
         Ok(ScoreMode::PerNode)
     }
 
@@ -119,6 +124,30 @@ impl ScorePlugin for TaintToleration {
                 &prefer_no_schedule_tolerations(pod),
             )),
         }
+    }
+
+    /// [`ScorePlugin::score`] over the feasible nodes, reading the PreScore state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+        feasible: &[u32],
+        out: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let tolerations = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.tolerations,
+            None => {
+                computed = prefer_no_schedule_tolerations(pod);
+                &computed
+            }
+        };
+        let nodes = snapshot.nodes();
+        for (o, &i) in out.iter_mut().zip(feasible) {
+            *o = count_intolerable(&nodes[i as usize], tolerations);
+        }
+        Ok(())
     }
 
     fn normalize_score(
@@ -391,5 +420,44 @@ mod tests {
             .collect();
         default_normalize_score(true, &mut raw);
         assert_eq!(raw, [100, 100]);
+    }
+
+    /// A toleration without key and with `Exists` (any effect, or PreferNoSchedule) tolerates
+    /// every PreferNoSchedule taint: PreScore answers `Uniform(100)`, as the per-node path
+    /// computes; with a key, or for NoSchedule only, the nodes still differ.
+    #[test]
+    fn blanket_toleration_scores_uniformly() {
+        let nodes = || {
+            vec![
+                node("nodeA"),
+                node("nodeB").taint("cpu-type", "arm64", "PreferNoSchedule"),
+            ]
+        };
+        let snap = crate::framework::plugins::testutil::snapshot(nodes(), &[]);
+        for effect in ["", "PreferNoSchedule"] {
+            let p = pod("p").toleration("", "Exists", "", effect);
+            let mode = TaintToleration
+                .pre_score(&mut CycleState::new(), &p.clone().info(), &snap, &[0, 1])
+                .unwrap();
+            assert_eq!(
+                mode,
+                ScoreMode::Uniform(MAX_NODE_SCORE),
+                "effect {effect:?}"
+            );
+            let pi = p.info();
+            let mut raw: Vec<i64> = snap
+                .nodes()
+                .iter()
+                .map(|n| TaintToleration.score(&CycleState::new(), &pi, n).unwrap())
+                .collect();
+            default_normalize_score(true, &mut raw);
+            assert_eq!(raw, [100, 100], "effect {effect:?}");
+        }
+        for p in [
+            pod("p").toleration("other", "Exists", "", ""),
+            pod("p").toleration("", "Exists", "", "NoSchedule"),
+        ] {
+            assert_eq!(priority_scores(p, nodes()), [100, 0]);
+        }
     }
 }
