@@ -155,7 +155,30 @@ enum Msg {
         pod: Arc<PodInfo>,
         node: String,
         result: BindResult,
+        attempt: Attempt,
     },
+}
+
+/// What the binding cycle of one assumed pod needs.
+struct BindJob {
+    pod: Arc<PodInfo>,
+    node: String,
+    /// GPU devices chosen (for the binding annotation).
+    gpu: Option<Vec<u32>>,
+    /// VolumeBinding's PreBind work, if the pod has volumes to bind.
+    volumes: Option<volume_binding::VolumeBindJob>,
+    /// The extender that binds this pod instead of a `pods/binding` write.
+    binder: Option<Arc<dyn Extender>>,
+    attempt: Attempt,
+}
+
+/// The scheduling attempt a binding belongs to: the queue's scheduling cycle when the pod was
+/// popped (v1.22 `podSchedulingCycle`) and its attempt count, so that a pod requeued after a
+/// failed binding is judged against move requests since *its* cycle, not a later one.
+#[derive(Debug, Clone, Copy)]
+struct Attempt {
+    cycle: i64,
+    attempts: u32,
 }
 
 #[derive(Debug)]
@@ -922,7 +945,12 @@ impl Scheduler {
                     WatchEvent::Init | WatchEvent::InitDone => {}
                 }
             }
-            Msg::Bound { pod, node, result } => self.bound(pod, node, result),
+            Msg::Bound {
+                pod,
+                node,
+                result,
+                attempt,
+            } => self.bound(pod, node, result, attempt),
         }
     }
 
@@ -1041,6 +1069,12 @@ impl Scheduler {
     }
 
     fn schedule_one(&mut self, qp: QueuedPodInfo, guard: LeadershipGuard) {
+        // v1.22 scheduleOne: podSchedulingCycle := SchedulingQueue.SchedulingCycle(), right
+        // after Pop; a failure in the binding cycle is judged against this cycle.
+        let attempt = Attempt {
+            cycle: self.queue.scheduling_cycle(),
+            attempts: qp.attempts,
+        };
         let pod = qp.pod.clone();
         let key = pod.key();
         if !self.pending.contains_key(&key) || self.cache.is_assumed(&key) {
@@ -1123,7 +1157,17 @@ impl Scheduler {
                     .with_label_values(&["scheduled", PROFILE])
                     .observe(elapsed);
                 let binder = crate::extender::binder_for(&self.extenders, &pod).cloned();
-                self.spawn_bind(pod, r.node, gpu, volume_job, guard, binder);
+                self.spawn_bind(
+                    BindJob {
+                        pod,
+                        node: r.node,
+                        gpu,
+                        volumes: volume_job,
+                        binder,
+                        attempt,
+                    },
+                    guard,
+                );
             }
             Err(e) => {
                 let result = if matches!(e, ScheduleError::Fit(_) | ScheduleError::NoNodesAvailable)
@@ -1160,15 +1204,15 @@ impl Scheduler {
 
     /// Bind in the background: through `binder` when an extender binds this pod
     /// (`extendersBinding`), else with a `pods/binding` write.
-    fn spawn_bind(
-        &mut self,
-        pod: Arc<PodInfo>,
-        node: String,
-        gpu: Option<Vec<u32>>,
-        volumes: Option<volume_binding::VolumeBindJob>,
-        guard: LeadershipGuard,
-        binder: Option<Arc<dyn Extender>>,
-    ) {
+    fn spawn_bind(&mut self, job: BindJob, guard: LeadershipGuard) {
+        let BindJob {
+            pod,
+            node,
+            gpu,
+            volumes,
+            binder,
+            attempt,
+        } = job;
         let client = self.client.clone();
         let read_client = self.read_client.clone();
         let tx = self.tx.clone();
@@ -1212,7 +1256,14 @@ impl Scheduler {
                     }
                 };
                 if let Some(result) = failed {
-                    let _ = tx.send(Msg::Bound { pod, node, result }).await;
+                    let _ = tx
+                        .send(Msg::Bound {
+                            pod,
+                            node,
+                            result,
+                            attempt,
+                        })
+                        .await;
                     return;
                 }
             }
@@ -1240,13 +1291,20 @@ impl Scheduler {
                         .await;
                 }
             }
-            let _ = tx.send(Msg::Bound { pod, node, result }).await;
+            let _ = tx
+                .send(Msg::Bound {
+                    pod,
+                    node,
+                    result,
+                    attempt,
+                })
+                .await;
         });
         // Reap finished bindings so the set does not grow.
         while self.binds.try_join_next().is_some() {}
     }
 
-    fn bound(&mut self, pod: Arc<PodInfo>, node: String, result: BindResult) {
+    fn bound(&mut self, pod: Arc<PodInfo>, node: String, result: BindResult, attempt: Attempt) {
         let key = pod.key();
         self.assumed_uid.remove(&key);
         match result {
@@ -1268,7 +1326,7 @@ impl Scheduler {
             }
             BindResult::NotLeading(msg) => {
                 warn!(pod = %key, reason = %msg, "Binding not written: leadership fence");
-                self.requeue_after_failed_bind(&key, pod);
+                self.requeue_after_failed_bind(&key, pod, attempt);
             }
             BindResult::Failed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "Binding failed; requeueing");
@@ -1279,14 +1337,14 @@ impl Scheduler {
                     format!("binding rejected: {msg}"),
                     REASON_SCHEDULER_ERROR,
                 );
-                self.requeue_after_failed_bind(&key, pod);
+                self.requeue_after_failed_bind(&key, pod, attempt);
             }
             BindResult::PreBindFailed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "PreBind failed; requeueing");
                 // v1.22 scheduleOne: recordSchedulingFailure(..., preBindStatus.AsError(),
                 // SchedulerError, "").
                 self.report_failure_with_reason(pod.pod.clone(), msg, REASON_SCHEDULER_ERROR);
-                self.requeue_after_failed_bind(&key, pod);
+                self.requeue_after_failed_bind(&key, pod, attempt);
             }
         }
     }
@@ -1294,7 +1352,7 @@ impl Scheduler {
     /// Undo an assumption whose binding did not happen and queue the pod again — the newest
     /// version seen meanwhile, or the one we had if the pending watch still lists it. Nothing
     /// is queued when the watch already shows the pod bound (the forget fails) or gone.
-    fn requeue_after_failed_bind(&mut self, key: &str, pod: Arc<PodInfo>) {
+    fn requeue_after_failed_bind(&mut self, key: &str, pod: Arc<PodInfo>, attempt: Attempt) {
         if self.cache.forget_pod(&pod).is_err() {
             self.latest_pending.remove(key);
             return;
@@ -1304,21 +1362,36 @@ impl Scheduler {
             .get("pending-pods")
             .is_some_and(|t| t.known.contains(key));
         match self.latest_pending.remove(key) {
-            Some(latest) => self.requeue_pending(latest),
-            None if still_pending => self.requeue_pending(pod),
+            Some(latest) => self.requeue_pending_after(latest, attempt),
+            None if still_pending => self.requeue_pending_after(pod, attempt),
             None => {}
         }
     }
 
     fn requeue_pending(&mut self, pod: Arc<PodInfo>) {
+        let attempt = Attempt {
+            cycle: self.queue.scheduling_cycle(),
+            attempts: 1,
+        };
+        self.requeue_pending_after(pod, attempt);
+    }
+
+    /// Queue `pod` again as unschedulable after `attempt` failed (`AddUnschedulableIfNotPresent`
+    /// with the attempt's own scheduling cycle).
+    fn requeue_pending_after(&mut self, pod: Arc<PodInfo>, attempt: Attempt) {
         let key = pod.key();
         if self.pending.contains_key(&key) {
             return;
         }
         self.pending.insert(key, pod.clone());
         let mut qp = QueuedPodInfo::new(pod, now());
-        qp.attempts = 1;
-        self.requeue(qp);
+        qp.attempts = attempt.attempts.max(1);
+        if let Err(e) = self
+            .queue
+            .add_unschedulable_if_not_present(qp, attempt.cycle, now())
+        {
+            debug!(error = %e, "Pod already queued again");
+        }
     }
 
     /// Write the event series' periodic updates, each behind the rate limiter and the
