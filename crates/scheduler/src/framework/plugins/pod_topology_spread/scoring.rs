@@ -35,9 +35,10 @@ pub fn topology_normalizing_weight(size: usize) -> f64 {
     ((size + 2) as f64).ln()
 }
 
-/// `scoreForCount`: `cnt * weight + (maxSkew - 1)`.
+/// `scoreForCount`: `cnt * weight + (maxSkew - 1)`, with `maxSkew - 1` in Go's wrapping `int32`
+/// arithmetic (a cluster file is not API-validated: `maxSkew` may be `i32::MIN`).
 pub fn score_for_count(cnt: i64, max_skew: i32, tp_weight: f64) -> f64 {
-    cnt as f64 * tp_weight + f64::from(max_skew - 1)
+    cnt as f64 * tp_weight + f64::from(max_skew.wrapping_sub(1))
 }
 
 impl PodTopologySpread {

@@ -626,3 +626,26 @@ fn uniform_max_without_soft_constraints() {
         );
     }
 }
+
+/// Not upstream: `maxSkew - 1` is Go `int32` arithmetic. A pod read from a cluster file is not
+/// API-validated, so `maxSkew` can be `i32::MIN`; scoring it must wrap as v1.22 does (to
+/// `MaxInt32`), not panic on overflow.
+#[test]
+fn max_skew_minus_one_wraps_like_go_int32() {
+    assert_eq!(score_for_count(0, i32::MIN, 1.0), f64::from(i32::MAX));
+    let pod = st_pod("p").label("foo", "").spread_constraint(
+        i32::MIN,
+        LABEL_HOSTNAME,
+        "ScheduleAnyway",
+        Some(sel_exists("foo")),
+    );
+    let got = scores(
+        pod,
+        &[on("p-a", "node-a", &["foo"])],
+        vec![host("node-a"), host("node-b")],
+        vec![],
+    );
+    // Raw scores 2147483647 + ln(4) → 2147483648 and 2147483647: node-b, with no matching pod,
+    // scores higher.
+    assert_eq!(got, expect(&[("node-a", 99), ("node-b", 100)]));
+}
