@@ -291,6 +291,8 @@ impl Snapshot {
         self.hot.push(NodeHot::of(&node));
         self.stats.account(&node, true);
         self.nodes.push(node);
+        // A NodeInfo that already holds pods (e.g. a clone) must enter the affinity indexes.
+        self.refresh_affinity_index(idx);
         if self.zones.len() == 1 {
             // One zone: the round-robin order is the insertion order.
             self.order.push(idx);
@@ -761,6 +763,27 @@ mod tests {
         );
         assert!(s.remove_pod("n1", "default", "aff"));
         assert!(s.nodes_with_affinity().is_empty());
+        assert!(s.affinity_index_consistent());
+    }
+
+    /// `add_node` of a NodeInfo that already carries pods with affinity terms puts it in the
+    /// affinity indexes, as the hot row already accounts its pods.
+    #[test]
+    fn add_node_with_pods_enters_affinity_indexes() {
+        use crate::framework::plugins::testutil_topology::{term, with_affinity_terms};
+        let mut n = zoned("n0", "a");
+        let anti = with_affinity_terms(
+            "default",
+            "n0",
+            &[],
+            vec![term(&[("app", "Exists", &[])], "zone")],
+            vec![term(&[("app", "Exists", &[])], "zone")],
+        );
+        n.add_pod(std::sync::Arc::new(anti.info()), None);
+        let mut s = Snapshot::new();
+        s.add_node(n).unwrap();
+        assert_eq!(s.nodes_with_required_anti_affinity().len(), 1);
+        assert_eq!(s.nodes_with_affinity().len(), 1);
         assert!(s.affinity_index_consistent());
     }
 

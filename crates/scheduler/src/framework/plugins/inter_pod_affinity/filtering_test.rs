@@ -1093,3 +1093,36 @@ fn pre_filter_skips_only_when_nothing_to_check() {
         failed
     );
 }
+
+/// Not upstream: v1.22's InterPodAffinity counts terminating pods (`metadata.deletionTimestamp`
+/// set), on both sides: a terminating pod still satisfies required affinity, still violates the
+/// incoming pod's anti-affinity, and its own anti-affinity still applies. (Only
+/// PodTopologySpread's `countPodsMatchSelector` skips them.)
+#[test]
+fn terminating_pods_still_count() {
+    let nodes = || vec![node("machine1").labels(LABELS1)];
+    let zone_term = || svc_in(&["securityscan"], "zone");
+    let peer = plain("", "machine1", POD_LABEL).terminating();
+    let follower = with_affinity_terms("", "", POD_LABEL2, vec![zone_term()], vec![]);
+    assert_eq!(
+        statuses(follower, std::slice::from_ref(&peer), nodes(), &[]),
+        vec![ok()]
+    );
+    let avoider = with_affinity_terms("", "", POD_LABEL2, vec![], vec![zone_term()]);
+    assert_eq!(
+        statuses(avoider, std::slice::from_ref(&peer), nodes(), &[]),
+        vec![anti_affinity_rules()]
+    );
+    let guard = with_affinity_terms(
+        "",
+        "machine1",
+        POD_LABEL2,
+        vec![],
+        vec![term(&[("service", "In", &["securityscan"])], "zone")],
+    )
+    .terminating();
+    assert_eq!(
+        statuses(plain("", "", POD_LABEL), &[guard], nodes(), &[]),
+        vec![existing_anti_affinity_rules()]
+    );
+}

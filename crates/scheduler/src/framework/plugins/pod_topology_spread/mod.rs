@@ -51,6 +51,10 @@ pub struct PodTopologySpread {
     /// `defaultConstraints` applied to pods without `topologySpreadConstraints`; their
     /// selectors are ignored and replaced by the pod's default selector (Services, RC, RS, SS).
     default_constraints: Vec<SpreadConstraint>,
+    /// `systemDefaulted`: `defaultingType: System`. Scoring then does not require a node to carry
+    /// every topology key for a pod without its own constraints (kubernetes/kubernetes#105046,
+    /// in release-1.22 since v1.22.5 via #106604).
+    system_defaulted: bool,
 }
 
 impl PodTopologySpread {
@@ -65,11 +69,13 @@ impl PodTopologySpread {
     pub fn with_default_constraints(constraints: Vec<SpreadConstraint>) -> PodTopologySpread {
         PodTopologySpread {
             default_constraints: constraints,
+            system_defaulted: false,
         }
     }
 
     /// `defaultingType: System` (`systemDefaultConstraints`): hostname maxSkew 3 and zone
-    /// maxSkew 5, both `ScheduleAnyway`.
+    /// maxSkew 5, both `ScheduleAnyway`; nodes without a zone label are still scored for pods
+    /// that get these defaults (`requireAllTopologies` is false for them).
     pub fn system_defaulting() -> PodTopologySpread {
         let c = |key: &str, max_skew| SpreadConstraint {
             max_skew,
@@ -77,10 +83,10 @@ impl PodTopologySpread {
             when_unsatisfiable: WhenUnsatisfiable::ScheduleAnyway,
             selector: Selector::Nothing,
         };
-        PodTopologySpread::with_default_constraints(vec![
-            c(LABEL_HOSTNAME, 3),
-            c(LABEL_TOPOLOGY_ZONE, 5),
-        ])
+        PodTopologySpread {
+            default_constraints: vec![c(LABEL_HOSTNAME, 3), c(LABEL_TOPOLOGY_ZONE, 5)],
+            system_defaulted: true,
+        }
     }
 
     /// The pod's constraints with `when_unsatisfiable` == `action`

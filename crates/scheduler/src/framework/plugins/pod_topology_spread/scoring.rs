@@ -35,9 +35,10 @@ pub fn topology_normalizing_weight(size: usize) -> f64 {
     ((size + 2) as f64).ln()
 }
 
-/// `scoreForCount`: `cnt * weight + (maxSkew - 1)`.
+/// `scoreForCount`: `cnt * weight + (maxSkew - 1)`, with `maxSkew - 1` in Go's wrapping `int32`
+/// arithmetic (a cluster file is not API-validated: `maxSkew` may be `i32::MIN`).
 pub fn score_for_count(cnt: i64, max_skew: i32, tp_weight: f64) -> f64 {
-    cnt as f64 * tp_weight + f64::from(max_skew - 1)
+    cnt as f64 * tp_weight + f64::from(max_skew.wrapping_sub(1))
 }
 
 impl PodTopologySpread {
@@ -53,6 +54,9 @@ impl PodTopologySpread {
         if constraints.is_empty() {
             return None;
         }
+        // "Only require that nodes have all the topology labels if using non-system-default
+        // spreading rules" (requireAllTopologies, kubernetes/kubernetes#105046).
+        let require_all = !pod.topology_spread_constraints.is_empty() || !self.system_defaulted;
         let nodes = snapshot.nodes();
         let mut s = PreScoreState {
             topology_pair_to_pod_counts: PairCounts::new(&constraints),
@@ -62,7 +66,7 @@ impl PodTopologySpread {
         let mut topo_size = vec![0usize; s.constraints.len()];
         for &i in feasible {
             let node = &nodes[i as usize];
-            if !node_has_all_keys(&node.labels, &s.constraints) {
+            if require_all && !node_has_all_keys(&node.labels, &s.constraints) {
                 s.ignored_nodes.insert(node.name.clone());
                 continue;
             }
@@ -70,9 +74,8 @@ impl PodTopologySpread {
                 if c.topology_key == LABEL_HOSTNAME {
                     continue;
                 }
-                let Some(v) = node.labels.get(&c.topology_key) else {
-                    continue;
-                };
+                // A node without the key is the domain "" (`node.Labels[key]`).
+                let v = node.labels.get(&c.topology_key).map_or("", String::as_str);
                 if s.topology_pair_to_pod_counts.ensure(j, v) {
                     topo_size[j] += 1;
                 }
@@ -92,12 +95,12 @@ impl PodTopologySpread {
             })
             .collect();
 
-        // processAllNode: every node that matches the pod's node affinity/selector and has all
-        // keys adds its matching pods to the domains of the feasible nodes.
+        // processAllNode: every node that matches the pod's node affinity/selector and (when
+        // required) has all keys adds its matching pods to the domains of the feasible nodes.
         for node in nodes {
             if node.pods.is_empty()
                 || !node_affinity::matches(pod, node)
-                || !node_has_all_keys(&node.labels, &s.constraints)
+                || (require_all && !node_has_all_keys(&node.labels, &s.constraints))
             {
                 continue;
             }

@@ -142,8 +142,14 @@ fn test_pre_score_state_empty_nodes() {
                 "ReplicaSet",
                 "rs1",
             ),
+            // The release-1.22 version of the case (kubernetes/kubernetes#106604, the cherry-pick
+            // of #105046 in v1.22.5): nodes with no zone are not ignored under system defaults;
+            // they form the zone "".
             nodes: vec![
                 node("node-a").labels(&[(LABEL_HOSTNAME, "node-a"), (LABEL_TOPOLOGY_ZONE, "mars")]),
+                node("node-b").labels(&[(LABEL_HOSTNAME, "node-b"), (LABEL_TOPOLOGY_ZONE, "mars")]),
+                node("node-c").labels(&[(LABEL_HOSTNAME, "node-c")]),
+                node("node-d").labels(&[(LABEL_HOSTNAME, "node-d")]),
             ],
             replica_sets: vec![rs("rs1", sel_exists("foo"))],
             plugin: PodTopologySpread::system_defaulting(),
@@ -153,8 +159,8 @@ fn test_pre_score_state_empty_nodes() {
                     c(5, LABEL_TOPOLOGY_ZONE, sel_exists("foo")),
                 ],
                 vec![],
-                vec![(LABEL_TOPOLOGY_ZONE, "mars")],
-                vec![1, 1],
+                vec![(LABEL_TOPOLOGY_ZONE, "mars"), (LABEL_TOPOLOGY_ZONE, "")],
+                vec![4, 2],
             )),
         },
         EmptyNodesCase {
@@ -625,4 +631,71 @@ fn uniform_max_without_soft_constraints() {
             ScoreMode::Uniform(MAX_NODE_SCORE)
         );
     }
+}
+
+/// Not upstream: `maxSkew - 1` is Go `int32` arithmetic. A pod read from a cluster file is not
+/// API-validated, so `maxSkew` can be `i32::MIN`; scoring it must wrap as v1.22 does (to
+/// `MaxInt32`), not panic on overflow.
+#[test]
+fn max_skew_minus_one_wraps_like_go_int32() {
+    assert_eq!(score_for_count(0, i32::MIN, 1.0), f64::from(i32::MAX));
+    let pod = st_pod("p").label("foo", "").spread_constraint(
+        i32::MIN,
+        LABEL_HOSTNAME,
+        "ScheduleAnyway",
+        Some(sel_exists("foo")),
+    );
+    let got = scores(
+        pod,
+        &[on("p-a", "node-a", &["foo"])],
+        vec![host("node-a"), host("node-b")],
+        vec![],
+    );
+    // Raw scores 2147483647 + ln(4) → 2147483648 and 2147483647: node-b, with no matching pod,
+    // scores higher.
+    assert_eq!(got, expect(&[("node-a", 99), ("node-b", 100)]));
+}
+
+/// Not upstream (the regression kubernetes/kubernetes#102136 reports, fixed for release-1.22 by
+/// #106604): with `defaultingType: System`, nodes without a zone label are not ignored for a pod
+/// without constraints of its own, so hostname spreading still separates them. Raw scores:
+/// node-a `2·ln(4) + 2` → 4, node-b `0 + 2` → 2 (no zone term: neither node has the label).
+/// A pod with its own constraints still requires every key.
+#[test]
+fn system_defaults_score_nodes_without_zone() {
+    let nodes = || vec![host("node-a"), host("node-b")];
+    let owned = |name: &str, node_name: &str| {
+        st_pod(name)
+            .node(node_name)
+            .label("foo", "")
+            .owner("apps/v1", "ReplicaSet", "rs1")
+    };
+    let existing = [owned("p-a1", "node-a"), owned("p-a2", "node-a")];
+    let mut snap = topology_snapshot(nodes(), &existing, &[]);
+    snap.upsert_replica_set(&rs("rs1", sel_exists("foo")));
+    let feasible = [0, 1];
+    let pl = PodTopologySpread::system_defaulting();
+    let run = |pod: PodB| {
+        let pi = pod.info();
+        let mut state = CycleState::new();
+        let mut out = vec![0; 2];
+        match pl.pre_score(&mut state, &pi, &snap, &feasible).unwrap() {
+            ScoreMode::Uniform(v) => out.fill(v),
+            ScoreMode::PerNode => {
+                pl.score_nodes(&state, &pi, &snap, &feasible, &mut out)
+                    .unwrap();
+                pl.normalize_score(&state, &pi, &snap, &feasible, &mut out)
+                    .unwrap();
+            }
+        }
+        out
+    };
+    assert_eq!(run(owned("p", "")), vec![50, 100]);
+    let explicit = owned("p", "").spread_constraint(
+        1,
+        LABEL_TOPOLOGY_ZONE,
+        "ScheduleAnyway",
+        Some(sel_exists("foo")),
+    );
+    assert_eq!(run(explicit), vec![0, 0]);
 }
