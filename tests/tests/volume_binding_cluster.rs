@@ -255,3 +255,90 @@ async fn prebind_times_out_without_a_pv_controller() {
     assert!(msg.contains("the object has been modified"), "{msg}");
     api.shutdown().await;
 }
+
+/// checkBindings' failures in v1.22's words, where upstream reads its caches: a deleted pod
+/// (`pod does not exist any more: pod "X" not found`, the pod lister's NotFound) and a claim
+/// that is gone (`failed to check binding: could not find v1.PersistentVolumeClaim "ns/X"`, the
+/// assume cache's errNotFound), not the API server's `pods "X" not found`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prebind_reports_missing_objects_in_upstream_words() {
+    let api = ApiServer::start().await;
+    api.seed(&node("n1")).unwrap();
+    let client = api.client("replica-1");
+    let guard = LeaderWatch::always_leading("replica-1")
+        .leadership()
+        .unwrap();
+    let limiter = RateLimiter::new(0.0, 1);
+    let job = |pv: PersistentVolume, pvc: PersistentVolumeClaim, pod: Pod| {
+        let mut bound = pv;
+        bound.spec.as_mut().unwrap().claim_ref = Some(ObjectReference {
+            kind: Some("PersistentVolumeClaim".into()),
+            namespace: Some("default".into()),
+            name: Some("static".into()),
+            uid: Some("some-uid".into()),
+            ..Default::default()
+        });
+        VolumeBindJob {
+            pod: Arc::new(scheduler::PodInfo::from_pod(pod).unwrap()),
+            assumed: AssumedPodVolumes {
+                node: "n1".into(),
+                all_bound: false,
+                volumes: PodVolumes {
+                    static_bindings: vec![BindingInfo {
+                        pv: Arc::new(bound),
+                        pvc: Arc::new(pvc),
+                    }],
+                    dynamic_provisions: vec![],
+                },
+            },
+            node_labels: BTreeMap::from([(HOSTNAME.to_string(), "n1".to_string())]),
+            csi_node: None,
+            gates: MigrationGates::default(),
+        }
+    };
+    // The pod was deleted meanwhile (never created here).
+    let pv = api.seed(&local_pv("pv-a", "n1")).unwrap();
+    let pvc = api.seed(&claim("static", "local")).unwrap();
+    let err = bind_pod_volumes(
+        &client,
+        &client,
+        &guard,
+        &limiter,
+        &job(pv, pvc.clone(), pod_with_claim("gone", "static")),
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err,
+        PreBindError::Failed(
+            "binding volumes: pod does not exist any more: pod \"gone\" not found".into()
+        )
+    );
+    // The pod exists, its claim does not.
+    let pv = api.seed(&local_pv("pv-b", "n1")).unwrap();
+    let pod = api
+        .seed(&pod_with_claim("uses-missing", "missing"))
+        .unwrap();
+    let mut missing = pvc;
+    missing.metadata.name = Some("missing".into());
+    let err = bind_pod_volumes(
+        &client,
+        &client,
+        &guard,
+        &limiter,
+        &job(pv, missing, pod),
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err,
+        PreBindError::Failed(
+            "binding volumes: failed to check binding: could not find v1.PersistentVolumeClaim \"default/missing\"".into()
+        )
+    );
+    api.shutdown().await;
+}

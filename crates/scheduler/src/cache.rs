@@ -468,11 +468,20 @@ impl Cache {
     /// `ForgetPod`: undo [`Cache::assume_pod`] (binding failed): the pod's resources are
     /// released. When `pod` carries a `node_name`, it must be the assumed node.
     ///
+    /// VolumeBinding's Unreserve runs first and whatever `ForgetPod` then finds (v1.22
+    /// `scheduleOne` calls `RunReservePluginsUnreserve` before, and independently of,
+    /// `ForgetPod`): the pod's assumed PV/PVC bindings are reverted even when the pod itself is
+    /// no longer assumed (e.g. the watch confirmed a binding whose reply was lost).
+    ///
     /// # Errors
     /// [`CacheError::ForgetPod`] when the pod is not assumed (unknown, or already confirmed by
-    /// the watch) or was assumed on another node; nothing changes.
+    /// the watch) or was assumed on another node; the pod's accounting does not change.
     pub fn forget_pod(&mut self, pod: &PodInfo) -> Result<(), CacheError> {
         let key = pod.key();
+        // Unreserve of VolumeBinding: the pod's assumed PV/PVC bindings go.
+        if self.snapshot.volumes().has_assumed_pod(&key) {
+            self.snapshot.volumes_mut().revert_pod_volumes(&key);
+        }
         let Some(e) = self.pods.get(&key) else {
             return Err(CacheError::ForgetPod {
                 pod: key,
@@ -495,10 +504,6 @@ impl Cache {
             });
         }
         self.evict(&key);
-        // Unreserve of VolumeBinding: the pod's assumed PV/PVC bindings go too.
-        if self.snapshot.volumes().has_assumed_pod(&key) {
-            self.snapshot.volumes_mut().revert_pod_volumes(&key);
-        }
         tracing::debug!(pod = %key, "Assumed pod forgotten");
         Ok(())
     }
@@ -688,6 +693,68 @@ mod tests {
             "assume pod default/c on node nope: the node is not in the cache"
         );
         assert_eq!(used(&c, "n1"), (2000, 2));
+    }
+
+    /// Unreserve does not depend on ForgetPod succeeding (v1.22 `scheduleOne` runs
+    /// `RunReservePluginsUnreserve`, then `ForgetPod` and only logs its error): a binding that
+    /// failed after the watch already confirmed the pod still reverts the volume assumption.
+    /// Before the fix the record and the assumed PV stayed.
+    #[test]
+    fn forget_reverts_volumes_even_when_the_pod_is_no_longer_assumed() {
+        use crate::volume::binder::BindingInfo;
+        use crate::volume::index::testutil::{make_pv, make_pvc, make_sc};
+        let mut c = cache_with(&["n1"]);
+        c.volumes_mut()
+            .upsert_storage_class(make_sc("wait", Some("WaitForFirstConsumer"), ""));
+        c.volumes_mut().upsert_pv(make_pv("pv1", "wait", "1Gi"));
+        c.volumes_mut()
+            .upsert_pvc(make_pvc("data", "", "wait", Some("1Gi")));
+        let a = Arc::new(
+            p("a", 100)
+                .volume(k8s_openapi::api::core::v1::Volume {
+                    name: "data".into(),
+                    persistent_volume_claim: Some(
+                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                            claim_name: "data".into(),
+                            ..Default::default()
+                        },
+                    ),
+                    ..Default::default()
+                })
+                .info(),
+        );
+        let idx = c.snapshot().volumes().clone();
+        let volumes = crate::volume::PodVolumes {
+            static_bindings: vec![BindingInfo {
+                pv: idx.pv("pv1").unwrap().clone(),
+                pvc: idx.pvc("default", "data").unwrap().clone(),
+            }],
+            dynamic_provisions: vec![],
+        };
+        drop(idx);
+        c.assume_pod(a.clone(), "n1", None).unwrap();
+        c.assume_pod_volumes(&a, "n1", &volumes).unwrap();
+        let claim_ref = |c: &Cache| {
+            c.snapshot()
+                .volumes()
+                .pv_latest("pv1")
+                .unwrap()
+                .spec
+                .as_ref()
+                .unwrap()
+                .claim_ref
+                .is_some()
+        };
+        assert!(claim_ref(&c));
+        // The watch confirms the pod; then the binder reports a failure.
+        let confirmed = Arc::new(PodInfo {
+            node_name: "n1".into(),
+            ..(*a).clone()
+        });
+        c.add_pod(confirmed.clone()).unwrap();
+        assert!(c.forget_pod(&confirmed).is_err());
+        assert!(!c.snapshot().volumes().has_assumed_pod("default/a"));
+        assert!(!claim_ref(&c), "the PV assumption was reverted");
     }
 
     /// `TestAddPodAfterExpiration` / `TestAssumePodScheduled` confirm path: the watch's Add

@@ -123,6 +123,16 @@ pub enum ScheduleError {
         /// The status message.
         message: String,
     },
+    /// A PreFilter, Filter or Reserve plugin returned an `Error` status; `message` is the
+    /// framework's whole text, as v1.22 `frameworkImpl` wraps it: `running PreFilter plugin
+    /// "X": ...`, `running "X" filter plugin: ...`, `running Reserve plugin "X": ...`.
+    #[error("{message}")]
+    ExtensionPoint {
+        /// The plugin.
+        plugin: String,
+        /// The error text.
+        message: String,
+    },
 }
 
 /// A successful scheduling decision.
@@ -311,9 +321,14 @@ impl Algorithm {
                     }));
                 }
                 _ => {
-                    return Err(ScheduleError::Plugin {
+                    // v1.22 RunPreFilterPlugins: `running PreFilter plugin %q: %w`.
+                    return Err(ScheduleError::ExtensionPoint {
                         plugin: f.name().into(),
-                        message: s.message(),
+                        message: format!(
+                            "running PreFilter plugin {:?}: {}",
+                            f.name(),
+                            s.message()
+                        ),
                     });
                 }
             }
@@ -333,6 +348,7 @@ impl Algorithm {
         let mut processed = 0usize;
         const CHUNK: usize = 256;
         while processed < n && self.candidates.len() < to_find {
+            let failed_from = self.failed.len();
             let take = CHUNK.min(n - processed);
             self.chunk.clear();
             // The rotated order without a division per node: [start.., ..start].
@@ -354,6 +370,12 @@ impl Algorithm {
                         let s = f.filter(&self.state, pod, &nodes[ni as usize]);
                         if !s.is_success() {
                             let s = s.with_plugin(f.name());
+                            if !s.is_unschedulable() {
+                                // v1.22 RunFilterPlugins returns an Error status alone, at
+                                // once, even when running all filters.
+                                merged = Some(s);
+                                break;
+                            }
                             merged = Some(match merged {
                                 None => s,
                                 Some(mut m) => {
@@ -424,16 +446,25 @@ impl Algorithm {
             }
             self.candidates.extend_from_slice(&self.chunk);
             processed += take;
+            // An Error status aborts the attempt (below); upstream cancels the search as soon as
+            // one is sent, so do not filter the remaining nodes.
+            if self.failed[failed_from..]
+                .iter()
+                .any(|(_, s)| s.code == Code::Error)
+            {
+                break;
+            }
         }
         // Feasible nodes are in search order (the filters preserve order within a chunk).
         self.next_start_node_index = (start + processed) % n;
         self.active = active;
         // An Error status from a Filter aborts the attempt (v1.22 `RunFilterPlugins` returns it
-        // as the cycle's error); only failures are scanned.
+        // as `running %q filter plugin: %w`, `findNodesThatPassFilters` as the cycle's error);
+        // only failures are scanned.
         if let Some((_, s)) = self.failed.iter().find(|(_, s)| s.code == Code::Error) {
-            return Err(ScheduleError::Plugin {
+            return Err(ScheduleError::ExtensionPoint {
                 plugin: s.plugin.into(),
-                message: s.message(),
+                message: format!("running {:?} filter plugin: {}", s.plugin, s.message()),
             });
         }
 
@@ -519,9 +550,10 @@ impl Algorithm {
                 Ok(Some(r)) => reservations.push(r),
                 Ok(None) => {}
                 Err(s) => {
-                    return Err(ScheduleError::Plugin {
+                    // v1.22 RunReservePluginsReserve: `running Reserve plugin %q: %w`.
+                    return Err(ScheduleError::ExtensionPoint {
                         plugin: f.name().into(),
-                        message: s.message(),
+                        message: format!("running Reserve plugin {:?}: {}", f.name(), s.message()),
                     });
                 }
             }
@@ -1703,5 +1735,151 @@ mod tests {
                 "0/1 nodes are available: 1 Insufficient example.com/foo."
             );
         }
+    }
+
+    /// Filters that fail by node name, for the Error-status tests below.
+    struct ByName {
+        name: &'static str,
+        code: Code,
+        nodes: &'static [&'static str],
+        calls: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl ByName {
+        fn boxed(
+            name: &'static str,
+            code: Code,
+            nodes: &'static [&'static str],
+        ) -> Box<dyn crate::framework::FilterPlugin> {
+            ByName::counted(name, code, nodes, Default::default())
+        }
+
+        fn counted(
+            name: &'static str,
+            code: Code,
+            nodes: &'static [&'static str],
+            calls: Arc<std::sync::atomic::AtomicUsize>,
+        ) -> Box<dyn crate::framework::FilterPlugin> {
+            Box::new(ByName {
+                name,
+                code,
+                nodes,
+                calls,
+            })
+        }
+    }
+
+    impl crate::framework::FilterPlugin for ByName {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+
+        fn filter(&self, _: &CycleState, _: &PodInfo, node: &NodeInfo) -> Status {
+            self.calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if self.nodes.contains(&node.name.as_str()) {
+                Status::new(self.code, format!("{} says no", self.name))
+            } else {
+                Status::success()
+            }
+        }
+    }
+
+    fn framework_of(
+        filters: Vec<Box<dyn crate::framework::FilterPlugin>>,
+        run_all_filters: bool,
+    ) -> Framework {
+        Framework {
+            filters,
+            scores: Vec::new(),
+            run_all_filters,
+        }
+    }
+
+    /// v1.22 `RunFilterPlugins` returns a filter's Error status at once, wrapped as `running
+    /// %q filter plugin: %w`, also with `alwaysCheckAllPredicates` (runAllFilters) and after
+    /// another filter found the node unschedulable: the attempt fails with that error. (Before
+    /// the fix the merged status kept the Unschedulable code and the error was lost.)
+    #[test]
+    fn filter_error_aborts_the_attempt_even_when_running_all_filters() {
+        let snap = snapshot(vec![node("n1"), node("n2")], &[]);
+        let p = pod("p").info();
+        for run_all in [false, true] {
+            let fwk = framework_of(
+                vec![
+                    ByName::boxed("First", Code::Unschedulable, &["n1"]),
+                    ByName::boxed("Broken", Code::Error, &["n1"]),
+                ],
+                run_all,
+            );
+            let r = Algorithm::new(100, 1).schedule(&fwk, &snap, &p, false);
+            if run_all {
+                match r {
+                    Err(e @ ScheduleError::ExtensionPoint { .. }) => assert_eq!(
+                        e.to_string(),
+                        "running \"Broken\" filter plugin: Broken says no"
+                    ),
+                    other => panic!("{other:?}"),
+                }
+            } else {
+                // Without runAllFilters the Unschedulable filter stops n1 first: n2 fits.
+                assert_eq!(r.unwrap().node, "n2");
+            }
+        }
+    }
+
+    /// An Error on any node aborts the attempt even when other nodes fit, and the search stops
+    /// there (upstream cancels the parallel search once an error is sent) instead of filtering
+    /// the remaining nodes.
+    #[test]
+    fn filter_error_on_a_later_node_aborts_and_stops_the_search() {
+        let names: Vec<String> = (0..600).map(|i| format!("n{i:03}")).collect();
+        let snap = snapshot(names.iter().map(|n| node(n)).collect(), &[]);
+        let p = pod("p").info();
+        let calls: Arc<std::sync::atomic::AtomicUsize> = Default::default();
+        let fwk = framework_of(
+            vec![ByName::counted(
+                "Broken",
+                Code::Error,
+                &["n010"],
+                calls.clone(),
+            )],
+            false,
+        );
+        let mut algo = Algorithm::new(100, 1);
+        let e = algo.schedule(&fwk, &snap, &p, false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "running \"Broken\" filter plugin: Broken says no"
+        );
+        // The first chunk (256 nodes) was filtered, not all 600.
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 256);
+        assert_eq!(algo.next_start_node_index, 256);
+    }
+
+    /// v1.22 `RunPreFilterPlugins` wraps an Error status as `running PreFilter plugin %q: %w`.
+    #[test]
+    fn prefilter_error_text() {
+        struct Broken;
+        impl crate::framework::FilterPlugin for Broken {
+            fn name(&self) -> &'static str {
+                "VolumeBinding"
+            }
+            fn pre_filter(&self, _: &mut CycleState, _: &PodInfo, _: &Snapshot) -> Status {
+                Status::error("error getting PVC \"default/c\": could not find it")
+            }
+            fn filter(&self, _: &CycleState, _: &PodInfo, _: &NodeInfo) -> Status {
+                Status::success()
+            }
+        }
+        let snap = snapshot(vec![node("n1")], &[]);
+        let fwk = framework_of(vec![Box::new(Broken)], false);
+        let e = Algorithm::new(100, 1)
+            .schedule(&fwk, &snap, &pod("p").info(), false)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "running PreFilter plugin \"VolumeBinding\": error getting PVC \"default/c\": could not find it"
+        );
     }
 }

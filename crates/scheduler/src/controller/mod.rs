@@ -1132,7 +1132,13 @@ impl Scheduler {
                                         .with_label_values(&["error", PROFILE])
                                         .inc();
                                     self.requeue(qp);
-                                    self.report_failure(pod.pod.clone(), message);
+                                    // v1.22 scheduleOne: recordSchedulingFailure(...,
+                                    // sts.AsError(), SchedulerError, "") after Reserve.
+                                    self.report_failure_with_reason(
+                                        pod.pod.clone(),
+                                        message,
+                                        REASON_SCHEDULER_ERROR,
+                                    );
                                     return;
                                 }
                             }

@@ -15,10 +15,13 @@
 //!   `pv.kubernetes.io/bind-completed`). `bindTimeout` is 600 s
 //!   ([`DEFAULT_BIND_TIMEOUT`](crate::framework::plugins::volume_binding::DEFAULT_BIND_TIMEOUT)).
 //!
-//! Differences, both on the side of fresher data: the objects are read with GETs (upstream
-//! reads its informer caches), and the node's labels and CSINode are those the scheduling cycle
-//! saw (upstream re-reads the node lister). Any failure is returned; the caller undoes the
-//! assumption (forget + Unreserve) and requeues the pod, as every failure after assume.
+//! Differences: the pod, PVs and claims are read with GETs (upstream reads its informer and
+//! assume caches; a 404 is reported with the caches' words, `could not find
+//! v1.PersistentVolume "name"`, `pod "name" not found`); the node's labels and CSINode are those
+//! the scheduling cycle saw (upstream re-reads the node and CSINode listers on every poll, so a
+//! node relabelled during the wait fails its check there, not here). Any failure is returned;
+//! the caller undoes the assumption (forget + Unreserve) and requeues the pod, as every failure
+//! after assume.
 //!
 //! RBAC: `persistentvolumes` and `persistentvolumeclaims`: get, update; `pods`: get.
 
@@ -79,6 +82,17 @@ fn kube_message(e: &kube::Error) -> String {
 
 fn is_not_found(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)
+}
+
+/// The error v1.22 reads from its caches where this module GETs: a 404 becomes the assume
+/// cache's `errNotFound` (`could not find v1.PersistentVolume "name"`), other errors keep the
+/// API server's message.
+fn cache_error(e: &kube::Error, description: &str, key: &str) -> String {
+    if is_not_found(e) {
+        format!("could not find {description} {key:?}")
+    } else {
+        kube_message(e)
+    }
 }
 
 /// `BindPodVolumes`: write the assumed objects with `client` (each write takes a rate-limit token,
@@ -162,7 +176,11 @@ async fn check_bindings(
     let pods: Api<core::Pod> = Api::namespaced(client.clone(), ns);
     match pods.get(&job.pod.name).await {
         Err(e) if is_not_found(&e) => {
-            return BindCheck::Failed(format!("pod does not exist any more: {}", kube_message(&e)));
+            // The pod lister's NotFound: `pod "name" not found`.
+            return BindCheck::Failed(format!(
+                "pod does not exist any more: pod {:?} not found",
+                job.pod.name
+            ));
         }
         Err(e) => tracing::warn!(pod = %job.pod.key(), error = %e, "Failed to get pod"),
         Ok(_) => {}
@@ -179,14 +197,24 @@ async fn check_bindings(
         let api_pv = match pvs.get(&name).await {
             Ok(pv) => Arc::new(pv),
             Err(e) => {
-                return BindCheck::Failed(format!("failed to check binding: {}", kube_message(&e)));
+                return BindCheck::Failed(format!(
+                    "failed to check binding: {}",
+                    cache_error(&e, "v1.PersistentVolume", &name)
+                ));
             }
         };
         let claim_name = claim.metadata.name.clone().unwrap_or_default();
         let api_pvc = match pvcs.get(&claim_name).await {
             Ok(c) => c,
             Err(e) => {
-                return BindCheck::Failed(format!("failed to check binding: {}", kube_message(&e)));
+                return BindCheck::Failed(format!(
+                    "failed to check binding: {}",
+                    cache_error(
+                        &e,
+                        "v1.PersistentVolumeClaim",
+                        &format!("{ns}/{claim_name}")
+                    )
+                ));
             }
         };
         match check_static_binding(written, &api_pv, &api_pvc, node, csi_node, job.gates) {
@@ -201,7 +229,7 @@ async fn check_bindings(
             Err(e) => {
                 return BindCheck::Failed(format!(
                     "failed to check provisioning pvc: {}",
-                    kube_message(&e)
+                    cache_error(&e, "v1.PersistentVolumeClaim", &format!("{ns}/{name}"))
                 ));
             }
         };

@@ -9,8 +9,9 @@
 //! `checkBindings`, `checkBoundClaims`, `findMatchingVolumes`, `checkVolumeProvisions` and
 //! `tryTranslatePVToCSI` have the v1.22 shape) and `volume_binding.go` `podHasPVCs`
 //! (index id 218315902). v1.22 specifics kept: `ErrReasonPVNotExist` reads
-//! `pvc(s) bound to non-existent pv(s)` (reworded in v1.23 by kubernetes/kubernetes#105196),
-//! the ephemeral-claim ownership messages of the GenericEphemeralVolume beta, and
+//! `pvc(s) bound to non-existent pv(s)` (reworded in v1.23 by kubernetes/kubernetes#105196,
+//! merged 2021-09, after v1.22.0), the ephemeral-claim ownership messages of the
+//! GenericEphemeralVolume beta (`PVC ns/name is not owned by pod`), and
 //! `isCSIMigrationOnForPlugin` gated per plugin (Cinder through `CSIMigrationOpenStack`).
 //!
 //! Left out: the storage-capacity check (`CSIStorageCapacity` beta in v1.22) only applies to
@@ -159,7 +160,9 @@ fn claim_bound(
         format!("error getting PVC {key:?}: could not find v1.PersistentVolumeClaim {key:?}")
     })?;
     if ephemeral && !is_controlled_by(&pvc.metadata, &pod.uid) {
-        return Err(format!("PVC {claim:?} is not owned by pod"));
+        // v1.22 `isVolumeBound` words it as the limits plugins of the same change do
+        // (`PVC %s/%s is not owned by pod`; `ephemeral.VolumeIsForPod` from v1.23).
+        return Err(format!("PVC {key} is not owned by pod"));
     }
     Ok((is_claim_fully_bound(pvc), pvc.clone()))
 }
@@ -1374,6 +1377,32 @@ mod tests {
             MigrationGates::default(),
             &labels(&[(NODE_LABEL_KEY, "node1")]),
             None,
+        );
+    }
+
+    /// The "generic-ephemeral,wrong-pvc" row above fails in `GetPodVolumes` (`isVolumeBound`):
+    /// its message names the claim `namespace/name`, as v1.22 words it.
+    #[test]
+    fn ephemeral_claim_not_owned_message() {
+        let mut idx = VolumeIndex::new();
+        idx.upsert_pvc(make_test_pvc(
+            "test-pod-test-volume",
+            "1G",
+            "",
+            State::Bound,
+            "pv-bound",
+            "1",
+            IMMEDIATE_CLASS,
+        ));
+        let mut p = pod("test-pod").namespace("testns").volume(core::Volume {
+            name: "test-volume".into(),
+            ephemeral: Some(Default::default()),
+            ..Default::default()
+        });
+        p.0.metadata.uid = Some(POD_UID.into());
+        assert_eq!(
+            get_pod_volumes(&idx, &p.info()).unwrap_err(),
+            "PVC testns/test-pod-test-volume is not owned by pod"
         );
     }
 

@@ -9,10 +9,17 @@
 //!   objects with the bindings this scheduler has assumed but not yet seen come back from the
 //!   API server — what the binder's `pvCache`/`pvcCache` (`assume_cache.go`) return.
 //!
-//! Assume-cache rules (`pkg/scheduler/framework/plugins/volumebinding/assume_cache.go`, v1.22):
-//! `Assume` refuses an object older than the stored one ("is out of sync"); an informer update
-//! replaces an assumed object only when its resourceVersion is newer; `Restore` drops the
-//! assumption. resourceVersions compare as integers (etcd3 versioner); a missing one is 0.
+//! Assume-cache rules (`pkg/scheduler/framework/plugins/volumebinding/assume_cache.go`, v1.22,
+//! read from commit 04791b4906602ffda5ccf9bc4c84d3329f1d7080): the cache keeps its own API
+//! object (`apiObj`) besides the lister's, and an informer add/update whose resourceVersion is
+//! not newer than the cached latest object is ignored altogether ("Skip adding object to assume
+//! cache because version is not newer than storedVersion"), so neither a resync nor a stale
+//! relist (a watcher relisting from the API server's watch cache) takes the assume view back in
+//! time or drops an assumption; a newer one replaces both the API object and the assumption.
+//! `Assume` refuses an object older than the stored one ("is out of sync"); `Restore` drops the
+//! assumption, back to the cache's API object. resourceVersions compare as integers (etcd3
+//! versioner). Objects without a resourceVersion (simulate's files, tests) have version 0: among
+//! those, the last one given is the newest.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -23,16 +30,28 @@ use k8s_openapi::api::storage::v1 as storage;
 use super::binder::AssumedPodVolumes;
 use super::helpers::{claim_key, pv_class, pvc_key, resource_version};
 
-/// One object with an optional assumed version over it.
+/// One object: the lister's copy, the assume cache's API copy and an optional assumed version.
 #[derive(Debug, Clone)]
 struct Entry<T> {
+    /// The last object the informer delivered (lister view).
     api: Arc<T>,
+    /// The assume cache's `apiObj`: the newest version delivered.
+    cached: Arc<T>,
+    /// The assume cache's `latestObj` when it differs from `cached`.
     assumed: Option<Arc<T>>,
 }
 
 impl<T> Entry<T> {
+    fn new(obj: Arc<T>) -> Entry<T> {
+        Entry {
+            api: obj.clone(),
+            cached: obj,
+            assumed: None,
+        }
+    }
+
     fn latest(&self) -> &Arc<T> {
-        self.assumed.as_ref().unwrap_or(&self.api)
+        self.assumed.as_ref().unwrap_or(&self.cached)
     }
 }
 
@@ -50,13 +69,16 @@ pub struct VolumeIndex {
     pub(super) pods: HashMap<String, AssumedPodVolumes>,
 }
 
-/// Apply an informer add/update to an entry: the API object always changes; an assumed object
-/// survives only an update that is not newer than it.
+/// Apply an informer add/update to an entry: the lister's object always changes; the assume
+/// cache takes it (dropping any assumption) only when it is newer than its latest object
+/// (`assumeCache.add`), or when neither has a version.
 fn update<T>(slot: &mut Entry<T>, new: Arc<T>, rv_of: impl Fn(&T) -> u64) {
-    if let Some(a) = &slot.assumed
-        && rv_of(&new) > rv_of(a)
-    {
+    let (new_rv, stored_rv) = (rv_of(&new), rv_of(slot.latest()));
+    if new_rv > stored_rv {
+        slot.cached = new.clone();
         slot.assumed = None;
+    } else if new_rv == 0 && stored_rv == 0 {
+        slot.cached = new.clone();
     }
     slot.api = new;
 }
@@ -75,8 +97,10 @@ impl VolumeIndex {
         let class = pv_class(&pv).to_string();
         let pv = Arc::new(pv);
         if let Some(slot) = self.pvs.get_mut(&name) {
-            let old_class = pv_class(&slot.api).to_string();
+            // The class index follows the assume view (`objInfoIndexFunc` indexes `latestObj`).
+            let old_class = pv_class(slot.latest()).to_string();
             update(slot, pv, |p| resource_version(&p.metadata));
+            let class = pv_class(slot.latest()).to_string();
             if old_class != class {
                 self.unindex(&old_class, &name);
                 self.pvs_by_class.entry(class).or_default().insert(name);
@@ -86,13 +110,7 @@ impl VolumeIndex {
                 .entry(class)
                 .or_default()
                 .insert(name.clone());
-            self.pvs.insert(
-                name,
-                Entry {
-                    api: pv,
-                    assumed: None,
-                },
-            );
+            self.pvs.insert(name, Entry::new(pv));
         }
     }
 
@@ -109,7 +127,7 @@ impl VolumeIndex {
     pub fn remove_pv(&mut self, name: &str) -> bool {
         match self.pvs.remove(name) {
             Some(e) => {
-                let class = pv_class(&e.api).to_string();
+                let class = pv_class(e.latest()).to_string();
                 self.unindex(&class, name);
                 true
             }
@@ -124,13 +142,7 @@ impl VolumeIndex {
         match self.pvcs.get_mut(&key) {
             Some(slot) => update(slot, pvc, |p| resource_version(&p.metadata)),
             None => {
-                self.pvcs.insert(
-                    key,
-                    Entry {
-                        api: pvc,
-                        assumed: None,
-                    },
-                );
+                self.pvcs.insert(key, Entry::new(pvc));
             }
         }
     }
@@ -291,7 +303,8 @@ impl VolumeIndex {
         if let Some(slot) = self.pvs.get_mut(name)
             && let Some(a) = slot.assumed.take()
         {
-            slot.api = a;
+            slot.api = a.clone();
+            slot.cached = a;
         }
     }
 
@@ -300,7 +313,8 @@ impl VolumeIndex {
         if let Some(slot) = self.pvcs.get_mut(key)
             && let Some(a) = slot.assumed.take()
         {
-            slot.api = a;
+            slot.api = a.clone();
+            slot.cached = a;
         }
     }
 }
@@ -519,6 +533,75 @@ mod tests {
                 .is_none()
         );
         assert!(idx.assume_pv(make_pv("nope", "sc", "1Gi")).is_err());
+    }
+
+    fn claim_of(idx: &VolumeIndex, name: &str) -> Option<String> {
+        idx.pv_latest(name)
+            .unwrap()
+            .spec
+            .as_ref()
+            .unwrap()
+            .claim_ref
+            .as_ref()
+            .and_then(|r| r.name.clone())
+    }
+
+    /// `assumeCache.add` ignores an informer event that is not newer than the cached latest
+    /// object (`TestAssumeUpdatePVCache`'s "Add old PV", and a stale relist served from the API
+    /// server's watch cache): the assume view neither goes back in time nor, after `Restore`,
+    /// falls back to the stale object; the lister view shows what was delivered. Before the
+    /// fix the stale object became the assume cache's API object.
+    #[test]
+    fn stale_watch_events_do_not_move_the_assume_view_back() {
+        let mut idx = VolumeIndex::new();
+        // rv 7: bound to "taken" (e.g. by the PV controller); rv 6 (stale): still available.
+        idx.upsert_pv(rv(
+            with_claim_ref(make_pv("pv1", "sc", "1Gi"), "taken"),
+            "7",
+        ));
+        idx.upsert_pv(rv(make_pv("pv1", "sc", "1Gi"), "6"));
+        assert_eq!(claim_of(&idx, "pv1").as_deref(), Some("taken"));
+        assert!(
+            idx.pv("pv1")
+                .unwrap()
+                .spec
+                .as_ref()
+                .unwrap()
+                .claim_ref
+                .is_none(),
+            "the lister shows what the watch delivered"
+        );
+        // An assumption over rv 7, a stale event, then Restore: back to rv 7, not rv 6.
+        idx.upsert_pv(rv(with_claim_ref(make_pv("pv2", "sc", "1Gi"), "old"), "7"));
+        idx.assume_pv(rv(with_claim_ref(make_pv("pv2", "sc", "1Gi"), "c"), "7"))
+            .unwrap();
+        idx.upsert_pv(rv(make_pv("pv2", "sc", "1Gi"), "5"));
+        assert_eq!(claim_of(&idx, "pv2").as_deref(), Some("c"));
+        idx.restore_pv("pv2");
+        assert_eq!(claim_of(&idx, "pv2").as_deref(), Some("old"));
+        // The class index follows the assume view too: a stale class change is ignored.
+        idx.upsert_pv(rv(make_pv("pv2", "gold", "1Gi"), "6"));
+        let names: Vec<_> = idx
+            .pvs_latest_of_class("sc")
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["pv1", "pv2"]);
+        // A newer event wins.
+        idx.upsert_pv(rv(make_pv("pv2", "gold", "1Gi"), "8"));
+        assert_eq!(claim_of(&idx, "pv2"), None);
+        assert_eq!(idx.pvs_latest_of_class("gold").count(), 1);
+        // Claims: same rule.
+        let mut c = make_pvc("c", "", "sc", None);
+        c.metadata.resource_version = Some("3".into());
+        idx.upsert_pvc(c.clone());
+        let mut bound = make_pvc("c", "pv1", "sc", None);
+        bound.metadata.resource_version = Some("4".into());
+        idx.upsert_pvc(bound);
+        idx.upsert_pvc(c);
+        assert_eq!(
+            crate::volume::helpers::claim_volume_name(idx.pvc_latest("default", "c").unwrap()),
+            "pv1"
+        );
     }
 
     #[test]

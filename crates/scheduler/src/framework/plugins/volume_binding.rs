@@ -437,4 +437,82 @@ mod tests {
         ];
         run(cases);
     }
+
+    /// Cost guards: with the default provider's volume filters (VolumeBinding, VolumeZone, the
+    /// limits plugins), a pod without claims or inline attachable volumes gets Skip from each
+    /// PreFilter and leaves nothing in the cycle state; after a cycle of a pod with claims the
+    /// copy-on-write index is shared by no plugin state, so the Reserve that follows
+    /// (`volumes_mut`) does not copy it.
+    #[test]
+    fn volume_filters_cost_nothing_for_pods_without_volumes_and_index_is_not_copied() {
+        use crate::framework::runtime::Framework;
+        use crate::schedule_one::Algorithm;
+        let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+        let volume_filters = [
+            NAME,
+            super::super::volume_zone::NAME,
+            super::super::node_volume_limits::NAME,
+            "EBSLimits",
+            "GCEPDLimits",
+            "AzureDiskLimits",
+        ];
+        let mut snap = Snapshot::new();
+        snap.add_node(
+            make_node("node-a")
+                .allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "10")])
+                .info(),
+        )
+        .unwrap();
+        {
+            let idx = snap.volumes_mut();
+            idx.upsert_storage_class(make_sc(WAIT_SC, Some(WAIT_FOR_FIRST_CONSUMER), ""));
+            idx.upsert_pvc(make_pvc("pvc-a", "", WAIT_SC, None));
+            idx.upsert_pv(make_pv("pv-a", WAIT_SC, "1Gi"));
+        }
+        let plain = pod("plain").info();
+        let mut state = CycleState::new();
+        let mut seen = 0;
+        for f in fwk
+            .filters
+            .iter()
+            .filter(|f| volume_filters.contains(&f.name()))
+        {
+            seen += 1;
+            assert!(
+                f.pre_filter(&mut state, &plain, &snap).is_skip(),
+                "{}",
+                f.name()
+            );
+        }
+        assert_eq!(seen, volume_filters.len());
+        assert_eq!(
+            Arc::strong_count(snap.volumes()),
+            1,
+            "no PreFilter kept the index"
+        );
+
+        let with_claim = make_pod("claims", &["pvc-a"]).info();
+        // The algorithm (and its cycle state) lives on, as in the controller.
+        let mut algo = Algorithm::new(100, 1);
+        let r = algo.schedule(&fwk, &snap, &with_claim, false).unwrap();
+        assert!(matches!(
+            r.reservations.as_slice(),
+            [Reservation::Volumes(_)]
+        ));
+        assert_eq!(
+            Arc::strong_count(snap.volumes()),
+            1,
+            "the cycle state was released"
+        );
+        let before = Arc::as_ptr(snap.volumes());
+        let Reservation::Volumes(v) = &r.reservations[0];
+        snap.volumes_mut()
+            .assume_pod_volumes(&with_claim, &r.node, v)
+            .unwrap();
+        assert_eq!(
+            Arc::as_ptr(snap.volumes()),
+            before,
+            "Reserve did not copy the index"
+        );
+    }
 }
