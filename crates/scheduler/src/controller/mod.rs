@@ -363,7 +363,8 @@ struct Scheduler {
 /// leadership fence still holds right before the request.
 ///
 /// # Errors
-/// [`RunError::Framework`] when the policy does not build into a profile.
+/// [`RunError::Framework`] when the policy does not build into a profile,
+/// [`RunError::Extender`] when one of its extenders cannot be set up.
 pub async fn run(
     clients: ApiClients,
     cfg: RunConfig,
@@ -658,10 +659,14 @@ fn reload_pending(rx: &mut reload::PolicyUpdates) -> Option<Arc<reload::PolicyUp
 }
 
 impl Scheduler {
-    /// Swap in a reloaded policy: the next cycle runs its plugins. Pods found unschedulable
-    /// under the old policy are retried (they may fit now).
+    /// Swap in a reloaded policy: the next cycle runs its plugins (with their arguments) and
+    /// its extenders (filter, prioritize, and bind for pods assumed from then on; bindings in
+    /// flight keep the binder they were given). Pods found unschedulable under the old policy
+    /// are retried (they may fit now).
     fn apply_policy(&mut self, u: &reload::PolicyUpdate) {
         self.fwk = u.framework.clone();
+        self.extenders = u.extenders.clone();
+        self.algo.set_extenders(u.extenders.clone());
         let moved =
             self.queue
                 .move_all_to_active_or_backoff(ClusterEvent::PolicyChange, now(), None);
