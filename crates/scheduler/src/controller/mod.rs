@@ -1294,13 +1294,12 @@ impl Scheduler {
                 .with_label_values(&["Bind", status, PROFILE])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
-                limiter.acquire().await;
-                if guard.check().is_ok() {
-                    let note = format!("Successfully assigned {} to {}", pod.key(), node);
-                    recorder
-                        .publish(&pod.pod, "Normal", "Scheduled", "Binding", note)
-                        .await;
-                }
+                let note = format!("Successfully assigned {} to {}", pod.key(), node);
+                recorder
+                    .publish(&pod.pod, "Normal", "Scheduled", "Binding", note, || {
+                        admit(&limiter, &guard)
+                    })
+                    .await;
             }
             let _ = tx
                 .send(Msg::Bound {
@@ -1419,11 +1418,10 @@ impl Scheduler {
         let limiter = self.limiter.clone();
         tokio::spawn(async move {
             for w in writes {
-                limiter.acquire().await;
-                if guard.check().is_err() {
+                if !guard.is_valid() {
                     return;
                 }
-                recorder.write(w).await;
+                recorder.write(w, || admit(&limiter, &guard)).await;
             }
         });
     }
@@ -1449,10 +1447,6 @@ impl Scheduler {
         let recorder = self.recorder.clone();
         let limiter = self.limiter.clone();
         tokio::spawn(async move {
-            limiter.acquire().await;
-            if guard.check().is_err() {
-                return;
-            }
             recorder
                 .publish(
                     &pod,
@@ -1460,6 +1454,7 @@ impl Scheduler {
                     "FailedScheduling",
                     "Scheduling",
                     message.clone(),
+                    || admit(&limiter, &guard),
                 )
                 .await;
             let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
@@ -1484,6 +1479,13 @@ impl Scheduler {
             }
         });
     }
+}
+
+/// Admission of one fenced write (see [`ratelimit`]): the rate-limit token first, then the
+/// leadership fence; `true` when the request may be sent at once.
+async fn admit(limiter: &RateLimiter, guard: &LeadershipGuard) -> bool {
+    limiter.acquire().await;
+    guard.check().is_ok()
 }
 
 /// Runs `f`, which blocks on extender calls: under `block_in_place` on a multi-thread runtime,
