@@ -19,8 +19,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::ReplicaConfig;
+use serde_json::json;
 use tests::apiserver::ApiServer;
 use tests::configmap::ConfigMapVolume;
+use tests::extender::{ExtenderServer, Reply, node_names, sync_handler};
 use tests::replica::{SCHEDULER_NAME, metric, run_config, spawn_replica_with_config};
 
 const MOST: &str = r#"{"kind": "Policy", "apiVersion": "v1",
@@ -214,6 +216,96 @@ async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
         metric(&registry, "scheduler_policy_file_rejected", &[]),
         0.0
     );
+    replica.join.abort();
+    api.shutdown().await;
+}
+
+/// A reloaded policy brings its extenders: a filter extender added by a reload constrains the
+/// next pods, and a reload without extenders removes it again. (Before the fix the loop swapped
+/// only the framework, so the extenders of the policy the replica started with stayed in force.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reloaded_policy_swaps_its_extenders_in_and_out() {
+    let api = ApiServer::start().await;
+    api.seed(&node("node-a")).unwrap();
+    api.seed(&node("node-b")).unwrap();
+    let mut volume = ConfigMapVolume::new(
+        "mini-scheduler-policy-reload-extenders",
+        "policy-config-file.json",
+        LEAST,
+    );
+    let path = volume.file();
+    let started_with = scheduler::policy::load_policy_file(&path).unwrap().resolved;
+    let registry = prometheus::Registry::new();
+    let cfg = ReloadConfig {
+        debounce: Duration::from_millis(50),
+        resync_period: Duration::from_secs(3600),
+    };
+    let (updates, _watcher) =
+        watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();
+    let mut published = updates.clone();
+    let mut run = run_config("replica-1");
+    run.policy = started_with;
+    run.policy_updates = Some(updates);
+    let replica = spawn_replica_with_config(
+        &api,
+        "replica-1",
+        ReplicaConfig {
+            run,
+            election: None,
+            election_client: None,
+        },
+        registry.clone(),
+    )
+    .await;
+
+    let first = schedule(&api, "first").await;
+    let other = if first == "node-a" {
+        "node-b"
+    } else {
+        "node-a"
+    };
+    // An extender that keeps only `first`'s node: LeastRequested alone would pick `other`.
+    let keep = first.clone();
+    let ext = ExtenderServer::start(
+        sync_handler(move |call| {
+            let names: Vec<String> = node_names(&call.body)
+                .into_iter()
+                .filter(|n| *n == keep)
+                .collect();
+            Reply::ok(json!({"NodeNames": names, "FailedNodes": {}}))
+        }),
+        None,
+    );
+    let with_extender = format!(
+        r#"{{"kind": "Policy", "apiVersion": "v1",
+ "predicates": [{{"name": "PodFitsResources"}}],
+ "priorities": [{{"name": "LeastRequestedPriority", "weight": 1}}],
+ "extenders": [{{"urlPrefix": "{}", "filterVerb": "filter", "weight": 1,
+   "nodeCacheCapable": true, "httpTimeout": 5000000000}}]}}
+"#,
+        ext.url()
+    );
+    volume.update(&with_extender);
+    tokio::time::timeout(Duration::from_secs(20), published.changed())
+        .await
+        .expect("the policy with the extender is published")
+        .unwrap();
+    assert_eq!(
+        schedule(&api, "filtered").await,
+        first,
+        "the reloaded extender's filter is in force"
+    );
+    let filter_calls = ext.calls_of("filter").len();
+    assert!(filter_calls >= 1, "the extender was called");
+
+    // Back to the policy without extenders: `other` (1 pod less) wins again, no more calls.
+    volume.update(LEAST);
+    tokio::time::timeout(Duration::from_secs(20), published.changed())
+        .await
+        .expect("the policy without extenders is published")
+        .unwrap();
+    assert_eq!(schedule(&api, "unfiltered").await, other);
+    assert_eq!(ext.calls_of("filter").len(), filter_calls);
     replica.join.abort();
     api.shutdown().await;
 }

@@ -29,6 +29,7 @@
 //! release).
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -261,19 +262,24 @@ impl EventRecorder {
         }
     }
 
-    /// Record one occurrence: create it, start its series, or only count it.
-    pub async fn publish(
+    /// Record one occurrence: create it, start its series, or only count it. The write, if
+    /// any, is made as [`EventRecorder::write`] makes it, each request admitted by `admit`.
+    pub async fn publish<A, F>(
         &self,
         pod: &core::Pod,
         type_: &str,
         reason: &str,
         action: &str,
         note: String,
-    ) {
+        admit: A,
+    ) where
+        A: FnMut() -> F,
+        F: Future<Output = bool>,
+    {
         let ev = self.event(pod, type_, reason, action, note);
         let write = self.cache().record(ev, Instant::now(), Timestamp::now());
         if let Some(w) = write {
-            self.write(w).await;
+            self.write(w, admit).await;
         }
     }
 
@@ -288,7 +294,19 @@ impl EventRecorder {
     }
 
     /// Perform one write; failures are logged at debug level and dropped.
-    pub async fn write(&self, w: EventWrite) {
+    ///
+    /// `admit` is awaited right before each request (the `PATCH`, and the `POST` that replaces
+    /// an Event the `PATCH` found gone) and the request is sent only if it returns `true`: the
+    /// scheduler takes the rate-limit token, then checks the leadership fence there (see
+    /// [`super::ratelimit`]).
+    pub async fn write<A, F>(&self, w: EventWrite, mut admit: A)
+    where
+        A: FnMut() -> F,
+        F: Future<Output = bool>,
+    {
+        if !admit().await {
+            return;
+        }
         let (ev, patch) = match w {
             EventWrite::Create(ev) => (ev, false),
             EventWrite::PatchSeries(ev) => (ev, true),
@@ -309,6 +327,10 @@ impl EventRecorder {
                     return;
                 }
             }
+        }
+        // A second request: admitted on its own (the fence may have failed meanwhile).
+        if patch && !admit().await {
+            return;
         }
         let mut ev = ev;
         ev.metadata.resource_version = None;
@@ -456,6 +478,66 @@ mod tests {
         assert_eq!(refreshed.len(), 1, "exactly one event emitted");
         assert_eq!(series_count(&refreshed[0]), Some(10));
         assert_eq!(c.len(), 2, "cache keeps its size");
+    }
+
+    /// A client whose API answers `PATCH` with 404 (the Event is gone) and `POST` with 201;
+    /// records each request's method.
+    fn gone_event_client() -> (Client, Arc<Mutex<Vec<http::Method>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let svc = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+            log.lock().unwrap().push(req.method().clone());
+            let (status, body) = if req.method() == http::Method::PATCH {
+                (
+                    404,
+                    r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"events.events.k8s.io \"foo.1\" not found","reason":"NotFound","code":404}"#,
+                )
+            } else {
+                (201, r#"{"kind":"Event","apiVersion":"events.k8s.io/v1"}"#)
+            };
+            let resp = http::Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+                .unwrap();
+            std::future::ready(Ok::<_, std::convert::Infallible>(resp))
+        });
+        (Client::new(svc, "default"), seen)
+    }
+
+    /// A series PATCH that finds its Event gone creates it anew, and that `POST` is a second
+    /// write: admitted on its own, right before it. Before the fix the `POST` followed the 404
+    /// without a token or a fence check (a leader deposed during the PATCH still wrote).
+    #[tokio::test]
+    async fn create_after_a_gone_series_is_admitted_on_its_own() {
+        let (client, seen) = gone_event_client();
+        let recorder = EventRecorder::new(client, "sched".into(), "me".into());
+        let w = EventWrite::PatchSeries(expected_event());
+        // Admitted once: the PATCH goes, the POST does not.
+        let mut admissions = 0;
+        recorder
+            .write(w.clone(), || {
+                admissions += 1;
+                std::future::ready(admissions == 1)
+            })
+            .await;
+        assert_eq!(admissions, 2, "asked before each request");
+        assert_eq!(*seen.lock().unwrap(), [http::Method::PATCH]);
+        // Admitted twice: PATCH, 404, POST.
+        seen.lock().unwrap().clear();
+        recorder.write(w, || std::future::ready(true)).await;
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [http::Method::PATCH, http::Method::POST]
+        );
+        // Not admitted: nothing is sent.
+        seen.lock().unwrap().clear();
+        recorder
+            .write(EventWrite::Create(expected_event()), || {
+                std::future::ready(false)
+            })
+            .await;
+        assert!(seen.lock().unwrap().is_empty());
     }
 
     /// Singletons leave the cache `finishTime` after they were recorded; a series not yet

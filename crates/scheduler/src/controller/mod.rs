@@ -363,7 +363,8 @@ struct Scheduler {
 /// leadership fence still holds right before the request.
 ///
 /// # Errors
-/// [`RunError::Framework`] when the policy does not build into a profile.
+/// [`RunError::Framework`] when the policy does not build into a profile,
+/// [`RunError::Extender`] when one of its extenders cannot be set up.
 pub async fn run(
     clients: ApiClients,
     cfg: RunConfig,
@@ -658,10 +659,14 @@ fn reload_pending(rx: &mut reload::PolicyUpdates) -> Option<Arc<reload::PolicyUp
 }
 
 impl Scheduler {
-    /// Swap in a reloaded policy: the next cycle runs its plugins. Pods found unschedulable
-    /// under the old policy are retried (they may fit now).
+    /// Swap in a reloaded policy: the next cycle runs its plugins (with their arguments) and
+    /// its extenders (filter, prioritize, and bind for pods assumed from then on; bindings in
+    /// flight keep the binder they were given). Pods found unschedulable under the old policy
+    /// are retried (they may fit now).
     fn apply_policy(&mut self, u: &reload::PolicyUpdate) {
         self.fwk = u.framework.clone();
+        self.extenders = u.extenders.clone();
+        self.algo.set_extenders(u.extenders.clone());
         let moved =
             self.queue
                 .move_all_to_active_or_backoff(ClusterEvent::PolicyChange, now(), None);
@@ -1289,13 +1294,12 @@ impl Scheduler {
                 .with_label_values(&["Bind", status, PROFILE])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
-                limiter.acquire().await;
-                if guard.check().is_ok() {
-                    let note = format!("Successfully assigned {} to {}", pod.key(), node);
-                    recorder
-                        .publish(&pod.pod, "Normal", "Scheduled", "Binding", note)
-                        .await;
-                }
+                let note = format!("Successfully assigned {} to {}", pod.key(), node);
+                recorder
+                    .publish(&pod.pod, "Normal", "Scheduled", "Binding", note, || {
+                        admit(&limiter, &guard)
+                    })
+                    .await;
             }
             let _ = tx
                 .send(Msg::Bound {
@@ -1414,11 +1418,10 @@ impl Scheduler {
         let limiter = self.limiter.clone();
         tokio::spawn(async move {
             for w in writes {
-                limiter.acquire().await;
-                if guard.check().is_err() {
+                if !guard.is_valid() {
                     return;
                 }
-                recorder.write(w).await;
+                recorder.write(w, || admit(&limiter, &guard)).await;
             }
         });
     }
@@ -1444,10 +1447,6 @@ impl Scheduler {
         let recorder = self.recorder.clone();
         let limiter = self.limiter.clone();
         tokio::spawn(async move {
-            limiter.acquire().await;
-            if guard.check().is_err() {
-                return;
-            }
             recorder
                 .publish(
                     &pod,
@@ -1455,6 +1454,7 @@ impl Scheduler {
                     "FailedScheduling",
                     "Scheduling",
                     message.clone(),
+                    || admit(&limiter, &guard),
                 )
                 .await;
             let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
@@ -1479,6 +1479,13 @@ impl Scheduler {
             }
         });
     }
+}
+
+/// Admission of one fenced write (see [`ratelimit`]): the rate-limit token first, then the
+/// leadership fence; `true` when the request may be sent at once.
+async fn admit(limiter: &RateLimiter, guard: &LeadershipGuard) -> bool {
+    limiter.acquire().await;
+    guard.check().is_ok()
 }
 
 /// Runs `f`, which blocks on extender calls: under `block_in_place` on a multi-thread runtime,

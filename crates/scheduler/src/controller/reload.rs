@@ -14,8 +14,9 @@
 //!   (a symlink into another directory, a file system without inotify).
 //! - Bytes equal to the policy in force, or to the last rejected version, are ignored.
 //! - A new version is decoded and validated exactly as at start (the strict loader, then
-//!   [`Framework::from_policy`]); if it is valid, the built [`Framework`] is published on a
-//!   `tokio::sync::watch` channel ([`PolicyUpdates`]) and counted as
+//!   [`Framework::from_policy`] and [`build_extenders`]); if it is valid, the built
+//!   [`Framework`] and extenders are published on a `tokio::sync::watch` channel
+//!   ([`PolicyUpdates`]) and counted as
 //!   `scheduler_policy_reloads_total{result="success"}`; if not, the error (which starts with
 //!   `file:line:column:`) is logged, `scheduler_policy_reloads_total{result="failure"}` is
 //!   incremented, `scheduler_policy_file_rejected` is set to 1, and the running policy stays.
@@ -30,6 +31,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
+use crate::extender::{Extender, build_extenders};
 use crate::framework::Framework;
 use crate::policy::{self, LoadedPolicy, PolicyError, ResolvedPolicy};
 
@@ -38,10 +40,14 @@ pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
 /// Period of the unconditional re-read.
 pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(60);
 
-/// A validated policy, ready to be swapped in.
+/// A validated policy, ready to be swapped in: everything the scheduling loop builds from a
+/// policy at start, built again from the new one.
 pub struct PolicyUpdate {
-    /// The plugins, built from [`PolicyUpdate::policy`].
+    /// The plugins (with their arguments), built from [`PolicyUpdate::policy`].
     pub framework: Arc<Framework>,
+    /// The HTTP extenders of [`PolicyUpdate::policy`] ([`build_extenders`]; empty when it
+    /// has none), replacing those in force.
+    pub extenders: Vec<Arc<dyn Extender>>,
     /// The resolved policy (for logs).
     pub policy: ResolvedPolicy,
     /// The file it was read from.
@@ -54,6 +60,10 @@ impl std::fmt::Debug for PolicyUpdate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PolicyUpdate")
             .field("policy", &self.policy)
+            .field(
+                "extenders",
+                &self.extenders.iter().map(|e| e.name()).collect::<Vec<_>>(),
+            )
             .field("source", &self.source)
             .field("generation", &self.generation)
             .finish_non_exhaustive()
@@ -232,6 +242,14 @@ impl PolicyReloader {
                 return self.reject(Some(bytes), msg);
             }
         };
+        // Extender URLs and TLS material, checked as at start (`run` refuses to start on them).
+        let extenders = match build_extenders(&loaded.resolved.extenders) {
+            Ok(x) => x,
+            Err(e) => {
+                let msg = format!("{}: {e}", self.path.display());
+                return self.reject(Some(bytes), msg);
+            }
+        };
         for w in &loaded.warnings {
             warn!("{w}");
         }
@@ -250,6 +268,7 @@ impl PolicyReloader {
         );
         self.tx.send_replace(Some(Arc::new(PolicyUpdate {
             framework: Arc::new(framework),
+            extenders,
             policy: loaded.resolved,
             source: self.path.clone(),
             generation: self.generation,
@@ -585,6 +604,52 @@ mod tests {
         assert!(matches!(r.check(), ReloadOutcome::Rejected(_)));
         assert_eq!(scores(&rx), ["NodeResourcesMostAllocated"]);
         assert_eq!(counter(&registry, "failure"), 2.0);
+    }
+
+    /// A reload builds the new policy's extenders too (the loop swaps them in with the
+    /// framework), and rejects one whose extender cannot be set up, as start-up does. Before the
+    /// fix only the framework was rebuilt: the extenders in force at start stayed.
+    #[test]
+    fn extenders_are_built_with_the_framework_and_bad_ones_rejected() {
+        let with_extender = r#"{"kind":"Policy","apiVersion":"v1",
+            "predicates":[{"name":"PodFitsResources"}],
+            "priorities":[{"name":"LeastRequestedPriority","weight":1}],
+            "extenders":[{"urlPrefix":"http://127.0.0.1:1/ext","filterVerb":"filter","weight":1}]}"#;
+        let bad_ca = r#"{"kind":"Policy","apiVersion":"v1",
+            "priorities":[{"name":"LeastRequestedPriority","weight":1}],
+            "extenders":[{"urlPrefix":"https://127.0.0.1:1/ext","filterVerb":"filter","weight":1,
+              "enableHTTPS":true,"tlsConfig":{"caFile":"/nonexistent/ca.pem"}}]}"#;
+        let mut dir = ConfigMapDir::new("extenders", LEAST);
+        let (mut r, rx, _registry) = reloader(&dir, LEAST);
+        r.check();
+        dir.update(with_extender);
+        assert_eq!(r.check(), ReloadOutcome::Applied(1));
+        let names = |rx: &PolicyUpdates| -> Vec<String> {
+            rx.borrow()
+                .as_ref()
+                .map(|u| u.extenders.iter().map(|e| e.name().to_string()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(names(&rx), ["http://127.0.0.1:1/ext"]);
+        dir.update(bad_ca);
+        match r.check() {
+            ReloadOutcome::Rejected(msg) => {
+                let file = dir.file().display().to_string();
+                assert!(
+                    msg.starts_with(&format!("{file}: policy extenders[0]")),
+                    "{msg}"
+                );
+                assert!(msg.contains("tlsConfig.caFile"), "{msg}");
+            }
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+        assert_eq!(names(&rx), ["http://127.0.0.1:1/ext"], "the good one stays");
+        dir.update(MOST);
+        assert_eq!(r.check(), ReloadOutcome::Applied(2));
+        assert!(
+            names(&rx).is_empty(),
+            "a policy without extenders removes them"
+        );
     }
 
     #[test]

@@ -37,8 +37,9 @@
 //! plugin. [`check_implemented`] then applies what this build has ([`IMPLEMENTED_FILTER_PLUGINS`],
 //! [`IMPLEMENTED_SCORE_PLUGINS`], [`EXTENDERS_IMPLEMENTED`]): a name whose plugin is missing fails
 //! with "not supported yet" (never ignored); defaults (null keys, no policy file) are restricted
-//! to the implemented plugins and the omissions are reported. Registering a plugin is enough for
-//! its names to be accepted and for the defaults to include it.
+//! to the implemented plugins and the omissions are reported. Every v1.22 name is implemented
+//! now, so for this build that check passes everything through; it remains the guard against a
+//! plugin missing from the lists (tested with smaller synthetic sets).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -1257,14 +1258,65 @@ fn first_conflict(
         .and_then(|i| origins.get(i).cloned())
 }
 
-/// Applies what this build implements to a resolution: a predicate or priority entry whose
-/// plugin is missing fails with "not supported yet" (first such entry in document order:
-/// predicates, priorities, then extenders while [`EXTENDERS_IMPLEMENTED`] is false); defaults
-/// (`null` keys) drop the plugins this build lacks, with a warning and a note listing them.
+/// What a build implements: the framework names of its filter and score plugins, and whether
+/// it calls extenders. [`check_implemented`] applies [`BUILD`]; tests apply smaller sets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Implemented {
+    /// Filter plugins, by framework name.
+    pub filters: &'static [&'static str],
+    /// Score plugins, by framework name.
+    pub scores: &'static [&'static str],
+    /// Whether HTTP extenders are called.
+    pub extenders: bool,
+}
+
+/// This build: [`IMPLEMENTED_FILTER_PLUGINS`], [`IMPLEMENTED_SCORE_PLUGINS`],
+/// [`EXTENDERS_IMPLEMENTED`].
+pub(crate) const BUILD: Implemented = Implemented {
+    filters: IMPLEMENTED_FILTER_PLUGINS,
+    scores: IMPLEMENTED_SCORE_PLUGINS,
+    extenders: EXTENDERS_IMPLEMENTED,
+};
+
+impl Implemented {
+    fn has_filters(&self, plugins: &[&str]) -> bool {
+        plugins.iter().all(|p| self.filters.contains(p))
+    }
+
+    fn has_score(&self, plugin: &str) -> bool {
+        self.scores.contains(&plugin)
+    }
+}
+
+/// Applies what this build implements ([`BUILD`]) to a resolution: a predicate or priority
+/// entry whose plugin is missing fails with "not supported yet" (first such entry in document
+/// order: predicates, priorities, then extenders while [`EXTENDERS_IMPLEMENTED`] is false);
+/// defaults (`null` keys) drop the plugins this build lacks, with a warning and a note listing
+/// them.
+///
+/// Every v1.22 name is implemented now, so this never fails or drops anything for this build
+/// (the legacy Policy API is frozen at v1.22: no name will be added). It stays as the guard that
+/// turns a plugin missing from [`IMPLEMENTED_FILTER_PLUGINS`] / [`IMPLEMENTED_SCORE_PLUGINS`]
+/// (e.g. one unregistered while reworked) into an error naming `file:line:column` and the
+/// entry, instead of a profile that cannot be built; its behaviour is tested with smaller sets.
 ///
 /// # Errors
 /// [`PolicyError::Unsupported`].
 pub(crate) fn check_implemented(
+    policy: &Policy,
+    resolved: &mut ResolvedPolicy,
+    input: &ResolveInput<'_, '_>,
+    warnings: &mut Vec<String>,
+) -> Result<(), PolicyError> {
+    check_implemented_in(&BUILD, policy, resolved, input, warnings)
+}
+
+/// [`check_implemented`] against the set `imp`.
+///
+/// # Errors
+/// [`PolicyError::Unsupported`].
+pub(crate) fn check_implemented_in(
+    imp: &Implemented,
     policy: &Policy,
     resolved: &mut ResolvedPolicy,
     input: &ResolveInput<'_, '_>,
@@ -1281,7 +1333,7 @@ pub(crate) fn check_implemented(
                 let Some((key, plugins)) = predicate_plugins(name) else {
                     continue;
                 };
-                if filters_implemented(plugins) {
+                if imp.has_filters(plugins) {
                     used.push(key);
                 } else {
                     omitted.push(format!("{key} ({})", plugins.join(", ")));
@@ -1289,9 +1341,7 @@ pub(crate) fn check_implemented(
                 }
             }
             if !omitted.is_empty() {
-                resolved
-                    .filters
-                    .retain(|f| IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin));
+                resolved.filters.retain(|f| imp.filters.contains(&f.plugin));
                 let where_ = if input.predicates_key_present {
                     src.key(&root.clone().key(input.predicates_key)).to_string()
                 } else {
@@ -1342,7 +1392,7 @@ pub(crate) fn check_implemented(
                         )
                     }
                 };
-                if !filters_implemented(plugins) {
+                if !imp.has_filters(plugins) {
                     return Err(PolicyError::Unsupported {
                         location: src.value(&path.key("name")),
                         what,
@@ -1360,7 +1410,7 @@ pub(crate) fn check_implemented(
                 let Some((key, plugin)) = priority_plugin(name) else {
                     continue;
                 };
-                if score_implemented(plugin) {
+                if imp.has_score(plugin) {
                     used.push(format!("{key} {weight}"));
                 } else {
                     omitted.push(format!("{key} {weight} ({plugin})"));
@@ -1368,7 +1418,7 @@ pub(crate) fn check_implemented(
                 }
             }
             if !omitted.is_empty() {
-                resolved.scores.retain(|s| score_implemented(s.plugin));
+                resolved.scores.retain(|s| imp.has_score(s.plugin));
                 let where_ = if input.priorities_key_present {
                     src.key(&root.clone().key("priorities")).to_string()
                 } else {
@@ -1425,7 +1475,7 @@ pub(crate) fn check_implemented(
                         )
                     }
                 };
-                if !score_implemented(plugin) {
+                if !imp.has_score(plugin) {
                     return Err(PolicyError::Unsupported {
                         location: src.value(&path.key("name")),
                         what,
@@ -1434,7 +1484,7 @@ pub(crate) fn check_implemented(
             }
         }
     }
-    if !policy.extenders.is_empty() && !EXTENDERS_IMPLEMENTED {
+    if !policy.extenders.is_empty() && !imp.extenders {
         return Err(PolicyError::Unsupported {
             location: src.key(&root.key("extenders")),
             what: format!("\"extenders\" ({} configured)", policy.extenders.len()),
@@ -1448,6 +1498,107 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    /// Resolve `text`, then apply `imp` as loading applies [`BUILD`].
+    fn check_with(
+        imp: &Implemented,
+        text: &str,
+    ) -> Result<(ResolvedPolicy, Vec<String>), PolicyError> {
+        let src = Source::new("p.json", text);
+        let decoded = super::super::decode::decode(&src).unwrap();
+        let input = ResolveInput {
+            src: &src,
+            predicates_key: decoded.predicates_key,
+            predicates_key_present: decoded.predicates_key_present,
+            priorities_key_present: decoded.priorities_key_present,
+        };
+        let mut warnings = Vec::new();
+        let mut resolved = resolve(&decoded.policy, &input, &mut warnings).unwrap();
+        check_implemented_in(imp, &decoded.policy, &mut resolved, &input, &mut warnings)?;
+        Ok((resolved, warnings))
+    }
+
+    /// This build implements every v1.22 name: explicit lists, defaults and extenders load
+    /// untouched.
+    #[test]
+    fn this_build_implements_every_v1_22_name() {
+        for (name, plugins) in PREDICATES {
+            assert!(BUILD.has_filters(plugins), "{name}");
+        }
+        for (name, plugin) in PRIORITIES {
+            assert!(BUILD.has_score(plugin), "{name}");
+        }
+        let text = r#"{"kind":"Policy","apiVersion":"v1",
+            "extenders":[{"urlPrefix":"http://e","filterVerb":"filter","weight":1}]}"#;
+        let (r, warnings) = check_with(&BUILD, text).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(r.extenders.len(), 1);
+        assert!(r.has_plugin("InterPodAffinity") && r.has_plugin("VolumeBinding"));
+    }
+
+    /// The guard for a plugin missing from the build (synthetic sets without InterPodAffinity
+    /// and without extenders): an explicit name fails with "not supported yet" at its
+    /// `file:line:column`; `null` lists drop the plugin with a warning and a note; extenders
+    /// fail at their key.
+    #[test]
+    fn a_plugin_missing_from_the_build_is_refused_or_dropped_from_defaults() {
+        const FILTERS: &[&str] = &[
+            "NodeUnschedulable",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity",
+            "NodeResourcesFit",
+            "TaintToleration",
+        ];
+        const SCORES: &[&str] = &["NodeResourcesLeastAllocated"];
+        let imp = Implemented {
+            filters: FILTERS,
+            scores: SCORES,
+            extenders: false,
+        };
+        let explicit = "{\"kind\":\"Policy\",\"apiVersion\":\"v1\",\n\"predicates\":[{\"name\":\"PodFitsResources\"},\n  {\"name\":\"MatchInterPodAffinity\"}],\"priorities\":[]}";
+        let e = check_with(&imp, explicit).unwrap_err();
+        assert!(matches!(e, PolicyError::Unsupported { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "p.json:3:11: predicate \"MatchInterPodAffinity\" (plugin InterPodAffinity) at \
+             predicates[1].name is not supported yet by mini-scheduler"
+        );
+        let priority = r#"{"kind":"Policy","apiVersion":"v1","predicates":[],
+            "priorities":[{"name":"InterPodAffinityPriority","weight":2}]}"#;
+        let e = check_with(&imp, priority).unwrap_err().to_string();
+        assert!(
+            e.contains("priority \"InterPodAffinityPriority\" (score plugin InterPodAffinity)"),
+            "{e}"
+        );
+        // Defaults: dropped, reported.
+        let (r, warnings) = check_with(&imp, r#"{"kind":"Policy","apiVersion":"v1"}"#).unwrap();
+        assert!(!r.has_plugin("InterPodAffinity"));
+        assert!(r.filters.iter().all(|f| FILTERS.contains(&f.plugin)));
+        assert!(r.scores.iter().all(|s| SCORES.contains(&s.plugin)));
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].contains("omitted, not supported yet: ")
+                && warnings[0].contains("MatchInterPodAffinity (InterPodAffinity)"),
+            "{}",
+            warnings[0]
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("default predicates omitted")),
+            "{:?}",
+            r.notes
+        );
+        // Extenders.
+        let ext = r#"{"kind":"Policy","apiVersion":"v1","predicates":[],"priorities":[],
+            "extenders":[{"urlPrefix":"http://e","filterVerb":"filter","weight":1}]}"#;
+        let e = check_with(&imp, ext).unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.json:2:13: \"extenders\" (1 configured) is not supported yet"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn tables_are_consistent() {
