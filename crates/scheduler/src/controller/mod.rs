@@ -227,6 +227,28 @@ fn spawn_watch<K, F>(
     });
 }
 
+/// [`spawn_watch`] for a [`Mirrored`] kind: every object, under the kind's tracking name.
+fn spawn_mirror_watch<K, F>(
+    tasks: &mut JoinSet<()>,
+    reads: &kube::Client,
+    tx: &mpsc::Sender<Msg>,
+    wrap: F,
+) where
+    K: Mirrored + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+    F: Fn(WatchEvent<K>) -> Msg + Send + 'static,
+{
+    let api = Api::<K>::all(reads.clone());
+    spawn_watch(
+        tasks,
+        api,
+        watcher::Config::default(),
+        tx.clone(),
+        K::KIND,
+        wrap,
+    );
+}
+
 fn watcher<K>(
     api: Api<K>,
     config: watcher::Config,
@@ -414,80 +436,17 @@ pub async fn run(
         "pending-pods",
         Msg::PendingPod,
     );
-    spawn_watch(
-        &mut watches,
-        Api::<core::Service>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "services",
-        Msg::Service,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::ReplicationController>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "replicationcontrollers",
-        Msg::Rc,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<apps::ReplicaSet>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "replicasets",
-        Msg::Rs,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<apps::StatefulSet>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "statefulsets",
-        Msg::Ss,
-    );
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Service);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Rc);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Rs);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Ss);
     // Namespace labels for pod affinity `namespaceSelector` (v1.22 InterPodAffinity lists
     // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
-    spawn_watch(
-        &mut watches,
-        Api::<core::Namespace>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "namespaces",
-        Msg::Namespace,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::PersistentVolume>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "persistentvolumes",
-        |e| Msg::Pv(Box::new(e)),
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::PersistentVolumeClaim>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "persistentvolumeclaims",
-        Msg::Pvc,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<k8s_openapi::api::storage::v1::StorageClass>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "storageclasses",
-        Msg::StorageClass,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<k8s_openapi::api::storage::v1::CSINode>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "csinodes",
-        Msg::CsiNode,
-    );
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Namespace);
+    spawn_mirror_watch(&mut watches, &reads, &tx, |e| Msg::Pv(Box::new(e)));
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Pvc);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::StorageClass);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::CsiNode);
 
     let recorder = events::EventRecorder::new(
         client.clone(),
