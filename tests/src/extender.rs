@@ -32,6 +32,17 @@ pub struct Call {
     pub body: Value,
 }
 
+impl Call {
+    /// `metadata.name` of the call's `Pod` (filter, prioritize), or empty.
+    pub fn pod_name(&self) -> String {
+        self.body
+            .pointer("/Pod/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
 /// The answer to a call.
 #[derive(Debug, Clone)]
 pub struct Reply {

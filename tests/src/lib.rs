@@ -3,11 +3,13 @@
 //! [`apiserver`] is an in-memory Kubernetes API test double served over loopback HTTP, used through
 //! the real `kube::Client`; [`replica`] runs scheduler replicas in cluster mode against it;
 //! [`extender`] is a scheduler extender served over loopback HTTP(S); [`volumes`] holds storage
-//! fixtures and a miniature PV controller.
+//! fixtures and a miniature PV controller; [`objects`] holds node/pod builders, pod reads and
+//! polling shared by the cluster tests.
 
 pub mod apiserver;
 pub mod configmap;
 pub mod extender;
 pub mod manifests;
+pub mod objects;
 pub mod replica;
 pub mod volumes;

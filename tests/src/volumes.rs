@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, NodeSpec, NodeStatus,
-    ObjectReference, PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PersistentVolumeSpec, PersistentVolumeStatus, Pod, PodSpec, TopologySelectorLabelRequirement,
-    TopologySelectorTerm, Volume, VolumeNodeAffinity, VolumeResourceRequirements,
+    Container, Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, ObjectReference,
+    PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeSpec,
+    PersistentVolumeStatus, Pod, PodSpec, TopologySelectorLabelRequirement, TopologySelectorTerm,
+    Volume, VolumeNodeAffinity, VolumeResourceRequirements,
 };
 use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -32,23 +32,9 @@ pub fn q(v: &str) -> BTreeMap<String, Quantity> {
 
 /// A node with 4 cpu, 8 GiB, 110 pods and its `kubernetes.io/hostname` label.
 pub fn node(name: &str) -> Node {
-    let res: BTreeMap<String, Quantity> = [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect();
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            labels: Some(BTreeMap::from([(HOSTNAME.to_string(), name.to_string())])),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(res.clone()),
-            capacity: Some(res),
-            ..Default::default()
-        }),
-    }
+    let mut n = crate::objects::node(name, &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
+    n.metadata.labels = Some(BTreeMap::from([(HOSTNAME.to_string(), name.to_string())]));
+    n
 }
 
 /// Required node affinity to the node whose hostname label is `host`.

@@ -10,12 +10,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{
-    Binding, Container, Node, NodeSpec, NodeStatus, ObjectReference, Pod, PodSpec,
-    ResourceRequirements,
-};
-use k8s_openapi::api::events::v1::Event as K8sEvent;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, PostParams};
 use scheduler::controller::replica::ReplicaError;
@@ -24,6 +19,7 @@ use scheduler::controller::{
 };
 use scheduler::sim::{self, Cluster, PodStatus, SimulationConfig};
 use tests::apiserver::{ApiServer, WriteRecord};
+use tests::objects::{self, event_notes, node_of, pod_scheduled, wait_for};
 use tests::replica::{
     LEASE_DURATION, LEASE_NAME, LEASE_NAMESPACE, RENEW_DEADLINE, RETRY_PERIOD, ReplicaHandle,
     SCHEDULER_NAME, SEED, policy, spawn_replica,
@@ -39,57 +35,21 @@ const TESTER: &str = "tester";
 // ---------------------------------------------------------------------------------------------
 // Objects
 
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
-
 fn node(name: &str, cpu: &str, memory: &str, labels: &[(&str, &str)]) -> Node {
     let mut l: BTreeMap<String, String> = labels
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     l.insert("kubernetes.io/hostname".into(), name.into());
-    let res = quantities(&[("cpu", cpu), ("memory", memory), ("pods", "110")]);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            labels: Some(l),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(res.clone()),
-            capacity: Some(res),
-            ..Default::default()
-        }),
-    }
+    let mut n = objects::node(name, &[("cpu", cpu), ("memory", memory), ("pods", "110")]);
+    n.metadata.labels = Some(l);
+    n
 }
 
 fn pod(name: &str, cpu: &str, memory: &str) -> Pod {
-    Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some(SCHEDULER_NAME.into()),
-            containers: vec![Container {
-                name: "main".into(),
-                image: Some("registry.k8s.io/pause:3.9".into()),
-                resources: Some(ResourceRequirements {
-                    requests: Some(quantities(&[("cpu", cpu), ("memory", memory)])),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    let mut p = objects::pod(name, &[("cpu", cpu), ("memory", memory)]);
+    p.spec.as_mut().unwrap().containers[0].image = Some("registry.k8s.io/pause:3.9".into());
+    p
 }
 
 fn with_selector(mut p: Pod, key: &str, value: &str) -> Pod {
@@ -115,45 +75,12 @@ async fn create_node(api: &ApiServer, n: &Node) {
 // ---------------------------------------------------------------------------------------------
 // Reading the state
 
-fn node_of(api: &ApiServer, name: &str) -> Option<String> {
-    api.get::<Pod>("default", name)?.spec?.node_name
-}
-
 fn annotation(api: &ApiServer, pod: &str, key: &str) -> Option<String> {
     api.get::<Pod>("default", pod)?
         .metadata
         .annotations?
         .get(key)
         .cloned()
-}
-
-/// `(status, reason, message)` of the pod's `PodScheduled` condition.
-fn pod_scheduled(api: &ApiServer, pod: &str) -> Option<(String, String, String)> {
-    let c = api
-        .get::<Pod>("default", pod)?
-        .status?
-        .conditions?
-        .into_iter()
-        .find(|c| c.type_ == "PodScheduled")?;
-    Some((
-        c.status,
-        c.reason.unwrap_or_default(),
-        c.message.unwrap_or_default(),
-    ))
-}
-
-/// Notes of the events.k8s.io/v1 events with `reason` regarding pod `default/<pod>`.
-fn event_notes(api: &ApiServer, pod: &str, reason: &str) -> Vec<String> {
-    api.list::<K8sEvent>()
-        .into_iter()
-        .filter(|e| e.reason.as_deref() == Some(reason))
-        .filter(|e| {
-            e.regarding
-                .as_ref()
-                .is_some_and(|r| r.kind.as_deref() == Some("Pod") && r.name.as_deref() == Some(pod))
-        })
-        .filter_map(|e| e.note)
-        .collect()
 }
 
 fn lease(api: &ApiServer) -> Lease {
@@ -202,18 +129,6 @@ fn elapsed(from: SystemTime, to: SystemTime) -> Duration {
 
 // ---------------------------------------------------------------------------------------------
 // Waiting
-
-/// Polls `cond` every 50 ms until it holds, failing after `timeout`.
-async fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// Waits until exactly one replica leads (never two at once) and returns its index.
 async fn single_leader(replicas: &[ReplicaHandle], timeout: Duration) -> usize {

@@ -9,17 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{
-    Affinity, Container, Namespace, Node, NodeSpec, NodeStatus, Pod, PodAffinity, PodAffinityTerm,
-    PodSpec, ResourceRequirements,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::api::core::v1::{Affinity, Namespace, Node, Pod, PodAffinity, PodAffinityTerm};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{Api, PostParams};
 use tests::apiserver::ApiServer;
-use tests::replica::{SCHEDULER_NAME, run_config, spawn_replica_with};
+use tests::objects::{self, node_of, wait_for};
+use tests::replica::{run_config, spawn_replica_with};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -31,67 +28,19 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 }
 
 fn node(name: &str, zone: &str) -> Node {
-    let res: BTreeMap<String, Quantity> = [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect();
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            labels: Some(map(&[
-                ("kubernetes.io/hostname", name),
-                ("topology.kubernetes.io/zone", zone),
-            ])),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(res.clone()),
-            capacity: Some(res),
-            ..Default::default()
-        }),
-    }
+    let mut n = objects::node(name, &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
+    n.metadata.labels = Some(map(&[
+        ("kubernetes.io/hostname", name),
+        ("topology.kubernetes.io/zone", zone),
+    ]));
+    n
 }
 
 fn pod(namespace: &str, name: &str, labels: &[(&str, &str)]) -> Pod {
-    Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some(namespace.into()),
-            labels: Some(map(labels)),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some(SCHEDULER_NAME.into()),
-            containers: vec![Container {
-                name: "main".into(),
-                resources: Some(ResourceRequirements {
-                    requests: Some(
-                        [("cpu", "100m"), ("memory", "64Mi")]
-                            .iter()
-                            .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-                            .collect(),
-                    ),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn node_of(api: &ApiServer, ns: &str, name: &str) -> Option<String> {
-    api.get::<Pod>(ns, name)?.spec?.node_name
+    let mut p = objects::pod(name, &[("cpu", "100m"), ("memory", "64Mi")]);
+    p.metadata.namespace = Some(namespace.into());
+    p.metadata.labels = Some(map(labels));
+    p
 }
 
 fn unschedulable_message(api: &ApiServer, ns: &str, name: &str) -> Option<String> {
@@ -148,7 +97,7 @@ async fn pod_affinity_waits_for_its_peer_and_follows_it() {
         .create(&PostParams::default(), &follower)
         .await
         .unwrap();
-    wait_for("the follower reported unschedulable", || {
+    wait_for("the follower reported unschedulable", WAIT, || {
         unschedulable_message(&api, "default", "follower").is_some()
     })
     .await;
@@ -168,11 +117,11 @@ async fn pod_affinity_waits_for_its_peer_and_follows_it() {
         .create(&PostParams::default(), &db)
         .await
         .unwrap();
-    wait_for("the follower bound", || {
-        node_of(&api, "default", "follower").is_some()
+    wait_for("the follower bound", WAIT, || {
+        node_of(&api, "follower").is_some()
     })
     .await;
-    assert_eq!(node_of(&api, "default", "follower").as_deref(), Some("n2"));
+    assert_eq!(node_of(&api, "follower").as_deref(), Some("n2"));
     drop(r);
     api.shutdown().await;
 }

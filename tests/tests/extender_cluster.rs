@@ -7,48 +7,24 @@
 //! timeout.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{
-    Binding, Container, Node, NodeSpec, NodeStatus, ObjectReference, Pod, PodSpec,
-    ResourceRequirements,
-};
-use k8s_openapi::api::events::v1::Event as K8sEvent;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 use scheduler::controller::ANNOTATION_SCHEDULED_BY;
 use serde_json::{Value, json};
 use tests::apiserver::ApiServer;
 use tests::extender::{Call, ExtenderServer, Handler, Reply, node_names};
-use tests::replica::{SCHEDULER_NAME, run_config, spawn_replica_with};
+use tests::objects::{self, event_notes, node_of, pod_scheduled, wait_for};
+use tests::replica::{run_config, spawn_replica_with};
 
 const WAIT: Duration = Duration::from_secs(20);
 const WIDGET: &str = "example.com/widget";
 
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
-
 fn node(name: &str) -> Node {
-    let res = quantities(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(res.clone()),
-            capacity: Some(res),
-            ..Default::default()
-        }),
-    }
+    objects::node(name, &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])
 }
 
 fn pod(name: &str, widgets: Option<&str>) -> Pod {
@@ -56,26 +32,7 @@ fn pod(name: &str, widgets: Option<&str>) -> Pod {
     if let Some(w) = widgets {
         requests.push((WIDGET, w));
     }
-    Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some(SCHEDULER_NAME.into()),
-            containers: vec![Container {
-                name: "main".into(),
-                resources: Some(ResourceRequirements {
-                    requests: Some(quantities(&requests)),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    objects::pod(name, &requests)
 }
 
 /// The repository's sample policy with one extender added.
@@ -98,14 +55,6 @@ fn policy_with_extender(url: &str) -> scheduler::policy::ResolvedPolicy {
         .resolved
 }
 
-fn pod_name(c: &Call) -> String {
-    c.body
-        .pointer("/Pod/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// Filter: no widgets on node-a; pod `widget-broken` gets an `Error`. Prioritize: node-c best.
 /// Bind: `POST pods/<name>/binding` to the API double as client `extender`, except for
 /// `widget-refused`, whose binding the extender refuses with an `Error`.
@@ -115,7 +64,7 @@ fn extender_handler(client: kube::Client) -> Handler {
         Box::pin(async move {
             match call.verb.as_str() {
                 "filter" => {
-                    if pod_name(&call) == "widget-broken" {
+                    if call.pod_name() == "widget-broken" {
                         return Reply::ok(json!({"Error": "widgets exhausted"}));
                     }
                     let names: Vec<String> = node_names(&call.body)
@@ -178,46 +127,6 @@ fn extender_handler(client: kube::Client) -> Handler {
     })
 }
 
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn node_of(api: &ApiServer, name: &str) -> Option<String> {
-    api.get::<Pod>("default", name)?.spec?.node_name
-}
-
-/// The pod's `PodScheduled` condition: status, reason, message.
-fn pod_scheduled(api: &ApiServer, pod: &str) -> Option<(String, String, String)> {
-    let c = api
-        .get::<Pod>("default", pod)?
-        .status?
-        .conditions?
-        .into_iter()
-        .find(|c| c.type_ == "PodScheduled")?;
-    Some((
-        c.status,
-        c.reason.unwrap_or_default(),
-        c.message.unwrap_or_default(),
-    ))
-}
-
-fn event_notes(api: &ApiServer, pod: &str, reason: &str) -> Vec<String> {
-    api.list::<K8sEvent>()
-        .into_iter()
-        .filter(|e| e.reason.as_deref() == Some(reason))
-        .filter(|e| {
-            e.regarding
-                .as_ref()
-                .is_some_and(|r| r.name.as_deref() == Some(pod))
-        })
-        .filter_map(|e| e.note)
-        .collect()
-}
-
 /// The extender filters (node-a out), scores (node-c best) and binds `widget-0`; `plain-0`,
 /// which it does not manage, never reaches it and is bound by the replica with its annotations;
 /// `widget-broken`'s filter error becomes its FailedScheduling message; the extender's refusal
@@ -242,13 +151,17 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
     ] {
         api.seed(&p).unwrap();
     }
-    wait_for("widget-0 and plain-0 bound, widget-broken reported", || {
-        node_of(&api, "widget-0").is_some()
-            && node_of(&api, "plain-0").is_some()
-            && !event_notes(&api, "widget-broken", "FailedScheduling").is_empty()
-            && !event_notes(&api, "widget-0", "Scheduled").is_empty()
-            && pod_scheduled(&api, "widget-refused").is_some()
-    })
+    wait_for(
+        "widget-0 and plain-0 bound, widget-broken reported",
+        WAIT,
+        || {
+            node_of(&api, "widget-0").is_some()
+                && node_of(&api, "plain-0").is_some()
+                && !event_notes(&api, "widget-broken", "FailedScheduling").is_empty()
+                && !event_notes(&api, "widget-0", "Scheduled").is_empty()
+                && pod_scheduled(&api, "widget-refused").is_some()
+        },
+    )
     .await;
 
     // widget-0: bound by the extender, to the node it scored best, without our annotations.
@@ -320,11 +233,11 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
     assert!(
         calls
             .iter()
-            .all(|c| c.verb == "bind" || pod_name(c) != "plain-0")
+            .all(|c| c.verb == "bind" || c.pod_name() != "plain-0")
     );
     let filter_0: Vec<&Call> = calls
         .iter()
-        .filter(|c| c.verb == "filter" && pod_name(c) == "widget-0")
+        .filter(|c| c.verb == "filter" && c.pod_name() == "widget-0")
         .collect();
     assert_eq!(filter_0.len(), 1);
     assert_eq!(
@@ -333,7 +246,7 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
     );
     let prioritize: Vec<&Call> = calls
         .iter()
-        .filter(|c| c.verb == "prioritize" && pod_name(c) == "widget-0")
+        .filter(|c| c.verb == "prioritize" && c.pod_name() == "widget-0")
         .collect();
     assert_eq!(prioritize.len(), 1);
     assert_eq!(node_names(&prioritize[0].body), ["node-b", "node-c"]);

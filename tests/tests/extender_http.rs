@@ -8,70 +8,30 @@
 //! thread. No sleeps here; the only delay is the server's deliberate one in the timeout test.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, ResourceRequirements,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use scheduler::extender::{Extender, ExtenderBindingArgs, HttpExtender};
 use scheduler::policy::{LegacyExtender, ResolvedPolicy};
 use scheduler::sim::{self, Cluster, PodOutcome, PodStatus, SimulationConfig};
 use scheduler::{NodeInfo, PodInfo};
 use serde_json::{Value, json};
 use tests::extender::{Call, ExtenderServer, Reply, ServerTls, node_names, sync_handler};
+use tests::objects;
 
 const SCHEDULER_NAME: &str = "mini-scheduler";
 
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
-
 fn node(name: &str, cpu: &str) -> Node {
-    let res = quantities(&[("cpu", cpu), ("memory", "8Gi"), ("pods", "110")]);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            uid: Some(format!("uid-{name}")),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(res.clone()),
-            capacity: Some(res),
-            ..Default::default()
-        }),
-    }
+    let mut n = objects::node(name, &[("cpu", cpu), ("memory", "8Gi"), ("pods", "110")]);
+    n.metadata.uid = Some(format!("uid-{name}"));
+    n
 }
 
 fn pod(name: &str, cpu: &str) -> Pod {
-    Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            uid: Some(format!("uid-{name}")),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some(SCHEDULER_NAME.into()),
-            containers: vec![Container {
-                name: "main".into(),
-                resources: Some(ResourceRequirements {
-                    requests: Some(quantities(&[("cpu", cpu), ("memory", "64Mi")])),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    let mut p = objects::pod(name, &[("cpu", cpu), ("memory", "64Mi")]);
+    p.metadata.uid = Some(format!("uid-{name}"));
+    p
 }
 
 /// `predicates: [PodFitsResources]`, `priorities: []` and these extenders.
@@ -116,14 +76,6 @@ fn outcome<'a>(outcomes: &'a [PodOutcome], name: &str) -> &'a PodOutcome {
     outcomes.iter().find(|o| o.name == name).unwrap()
 }
 
-fn pod_name(c: &Call) -> String {
-    c.body
-        .pointer("/Pod/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// A filter that rejects node-a ("reserved for batch") and, for pod `nowhere`, every node as
 /// unresolvable; it answers with the full Node objects it kept, as a non-cache-capable extender
 /// does.
@@ -132,7 +84,7 @@ fn reserving_filter(c: &Call) -> Reply {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    if pod_name(c) == "nowhere" {
+    if c.pod_name() == "nowhere" {
         let failed: serde_json::Map<String, Value> = node_names(&c.body)
             .into_iter()
             .map(|n| (n, json!("rejected by extender")))
@@ -187,7 +139,7 @@ fn filter_receives_feasible_nodes_and_its_failures_enter_the_fit_error() {
         calls[0].body["Nodes"]["items"][0]["status"]["allocatable"]["cpu"],
         "4"
     );
-    assert_eq!(pod_name(&calls[0]), "fits");
+    assert_eq!(calls[0].pod_name(), "fits");
     assert_eq!(node_names(&calls[2].body), ["node-a"]);
     assert!(server.calls_of("prioritize").is_empty());
 }
@@ -198,7 +150,7 @@ fn node_cache_capable_extenders_exchange_names() {
     let server = ExtenderServer::start(
         sync_handler(|c| {
             assert_eq!(c.body["Nodes"], Value::Null, "no Node objects are sent");
-            if pod_name(c) == "ghost" {
+            if c.pod_name() == "ghost" {
                 return Reply::ok(json!({"NodeNames": ["node-b", "node-z"]}));
             }
             // Lower-case keys decode too (encoding/json matches case-insensitively).

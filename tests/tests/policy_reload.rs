@@ -8,14 +8,9 @@
 //! `scheduler::controller::reload`'s unit tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, ResourceRequirements,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, PostParams};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::ReplicaConfig;
@@ -23,7 +18,8 @@ use serde_json::json;
 use tests::apiserver::ApiServer;
 use tests::configmap::ConfigMapVolume;
 use tests::extender::{ExtenderServer, Reply, node_names, sync_handler};
-use tests::replica::{SCHEDULER_NAME, metric, run_config, spawn_replica_with_config};
+use tests::objects;
+use tests::replica::{metric, run_config, spawn_replica_with_config};
 
 const MOST: &str = r#"{"kind": "Policy", "apiVersion": "v1",
  "predicates": [{"name": "PodFitsResources"}],
@@ -39,50 +35,12 @@ const BAD: &str = r#"{"kind": "Policy", "apiVersion": "v1",
  "priorities": [{"name": "LeastRequestedPriorty", "weight": 1}]}
 "#;
 
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
-
 fn node(name: &str) -> Node {
-    let res = quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(res.clone()),
-            capacity: Some(res),
-            ..Default::default()
-        }),
-    }
+    objects::node(name, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")])
 }
 
 fn pod(name: &str) -> Pod {
-    Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some(SCHEDULER_NAME.into()),
-            containers: vec![Container {
-                name: "main".into(),
-                resources: Some(ResourceRequirements {
-                    requests: Some(quantities(&[("cpu", "1"), ("memory", "1Gi")])),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    objects::pod(name, &[("cpu", "1"), ("memory", "1Gi")])
 }
 
 async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {

@@ -19,15 +19,11 @@
 //! in `manifests/rbac.yaml` (this test needs no change). Real time: waits poll conditions.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::collections::BTreeSet;
+use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{
-    Binding, Container, Node, NodeSpec, NodeStatus, ObjectReference, Pod, PodSpec,
-    ResourceRequirements,
-};
+use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
 use k8s_openapi::api::rbac::v1::PolicyRule;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 use scheduler::controller::RunOutcome;
@@ -35,8 +31,9 @@ use scheduler::controller::replica::ReplicaConfig;
 use scheduler::policy::default_provider;
 use tests::apiserver::{ApiServer, RequestRecord};
 use tests::manifests::{Kustomization, Manifest, manifests_dir};
+use tests::objects::{self, wait_for};
 use tests::replica::{
-    LEASE_NAME, ReplicaHandle, SCHEDULER_NAME, fast_election, run_config, spawn_replica_with_config,
+    LEASE_NAME, ReplicaHandle, fast_election, run_config, spawn_replica_with_config,
 };
 use tests::volumes::{self, claim, class, fake_pv_controller, local_pv, pod_with_claim};
 
@@ -172,58 +169,12 @@ fn compare(grants: &[Grant], used: &[RequestRecord]) -> Vec<String> {
     problems.into_iter().collect()
 }
 
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
-
 fn node(name: &str, cpu: &str) -> Node {
-    let res = quantities(&[("cpu", cpu), ("memory", "32Gi"), ("pods", "110")]);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(res.clone()),
-            capacity: Some(res),
-            ..Default::default()
-        }),
-    }
+    objects::node(name, &[("cpu", cpu), ("memory", "32Gi"), ("pods", "110")])
 }
 
 fn pod(name: &str, cpu: &str) -> Pod {
-    Pod {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some(SCHEDULER_NAME.into()),
-            containers: vec![Container {
-                name: "main".into(),
-                resources: Some(ResourceRequirements {
-                    requests: Some(quantities(&[("cpu", cpu), ("memory", "128Mi")])),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    objects::pod(name, &[("cpu", cpu), ("memory", "128Mi")])
 }
 
 fn used_by(api: &ApiServer, client: &str, verb: &str, resource: &str) -> bool {
@@ -284,7 +235,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         replicas.push(spawn_replica_with_config(&api, id, cfg, prometheus::Registry::new()).await);
     }
     let mut li = None;
-    wait_for("a leader with synced caches", || {
+    wait_for("a leader with synced caches", WAIT, || {
         li = leader(&replicas);
         li.is_some_and(|i| {
             replicas[i]
@@ -300,7 +251,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
 
     // Bound, with a Scheduled event.
     create_pod(&api, &pod("fits", "500m")).await;
-    wait_for("the Scheduled event", || {
+    wait_for("the Scheduled event", WAIT, || {
         used_by(&api, &lead, "create", "events")
             && api
                 .get::<Pod>("default", "fits")
@@ -321,7 +272,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
     ] {
         create_pod(&api, &p).await;
     }
-    wait_for("the pods with claims bound", || {
+    wait_for("the pods with claims bound", WAIT, || {
         ["uses-static", "uses-dynamic"].iter().all(|p| {
             api.get::<Pod>("default", p)
                 .and_then(|p| p.spec?.node_name)
@@ -334,7 +285,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
     // Unschedulable: FailedScheduling event and PodScheduled=False; then a node that does not
     // help either is added, the pod is retried and fails again: the event becomes a series.
     create_pod(&api, &pod("too-big", "100")).await;
-    wait_for("the PodScheduled status patch", || {
+    wait_for("the PodScheduled status patch", WAIT, || {
         used_by(&api, &lead, "patch", "pods/status")
     })
     .await;
@@ -342,7 +293,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         .create(&PostParams::default(), &node("medium", "4"))
         .await
         .unwrap();
-    wait_for("the FailedScheduling series patch", || {
+    wait_for("the FailedScheduling series patch", WAIT, || {
         used_by(&api, &lead, "patch", "events")
     })
     .await;
@@ -365,7 +316,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
     );
     api.faults(&lead).latency(Duration::from_millis(1500));
     create_pod(&api, &pod("contested", "500m")).await;
-    wait_for("the scheduler picked a node", || {
+    wait_for("the scheduler picked a node", WAIT, || {
         replicas[li].metric(
             "scheduler_schedule_attempts_total",
             &[("result", "scheduled")],
@@ -393,7 +344,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         )
         .await
         .unwrap();
-    wait_for("the leader's Binding answered 409", || {
+    wait_for("the leader's Binding answered 409", WAIT, || {
         api.writes().iter().any(|w| {
             w.client == lead
                 && w.subresource.as_deref() == Some("binding")
@@ -405,7 +356,10 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
     api.faults(&lead).heal();
 
     // Renewals, then a graceful shutdown (release) and a takeover by another replica.
-    wait_for("a renewal", || used_by(&api, &lead, "update", "leases")).await;
+    wait_for("a renewal", WAIT, || {
+        used_by(&api, &lead, "update", "leases")
+    })
+    .await;
     let mut old = replicas.remove(li);
     old.shutdown();
     let outcome = tokio::time::timeout(Duration::from_secs(15), old.join)
@@ -415,7 +369,7 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         .unwrap();
     assert_eq!(outcome, RunOutcome::Shutdown);
     let mut next = None;
-    wait_for("a new leader", || {
+    wait_for("a new leader", WAIT, || {
         next = leader(&replicas);
         next.is_some()
     })

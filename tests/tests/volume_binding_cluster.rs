@@ -21,24 +21,13 @@ use scheduler::policy::default_provider;
 use scheduler::volume::helpers::ANN_SELECTED_NODE;
 use scheduler::volume::{AssumedPodVolumes, BindingInfo, MigrationGates, PodVolumes};
 use tests::apiserver::ApiServer;
+use tests::objects::{node_of, wait_for};
 use tests::replica::{run_config, spawn_replica_with};
 use tests::volumes::{HOSTNAME, claim, class, fake_pv_controller, local_pv, node, pod_with_claim};
 
 const TESTER: &str = "tester";
 const CONTROLLER: &str = "pv-controller";
 const WAIT: Duration = Duration::from_secs(30);
-
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn node_of(api: &ApiServer, pod: &str) -> Option<String> {
-    api.get::<Pod>("default", pod)?.spec?.node_name
-}
 
 /// Static binding and dynamic provisioning through a leading replica: the PV/PVC writes come
 /// from the replica, before its Binding, and the claims end bound on the pods' nodes; a
@@ -79,7 +68,7 @@ async fn prebind_binds_volumes_before_the_pod() {
             .unwrap();
     }
 
-    wait_for("the three pods bound", || {
+    wait_for("the three pods bound", WAIT, || {
         ["uses-static", "uses-dynamic", "uses-retried"]
             .iter()
             .all(|p| node_of(&api, p).is_some())

@@ -45,6 +45,8 @@ pub mod reload;
 pub mod replica;
 pub mod volume_binding;
 
+mod mirror;
+
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
@@ -67,6 +69,7 @@ use tracing::{debug, error, info, warn};
 pub use metrics::SchedulerMetrics;
 pub use ratelimit::{ApiClients, RateLimitLayer, RateLimiter};
 
+use self::mirror::Mirrored;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::extender::{Extender, ExtenderBindingArgs, ExtenderConfigError};
 use crate::framework::types::ANNOTATION_GPU_INDEXES;
@@ -222,6 +225,28 @@ fn spawn_watch<K, F>(
         let stream = watcher(api, config).default_backoff();
         forward(stream, tx, kind, wrap).await;
     });
+}
+
+/// [`spawn_watch`] for a [`Mirrored`] kind: every object, under the kind's tracking name.
+fn spawn_mirror_watch<K, F>(
+    tasks: &mut JoinSet<()>,
+    reads: &kube::Client,
+    tx: &mpsc::Sender<Msg>,
+    wrap: F,
+) where
+    K: Mirrored + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+    F: Fn(WatchEvent<K>) -> Msg + Send + 'static,
+{
+    let api = Api::<K>::all(reads.clone());
+    spawn_watch(
+        tasks,
+        api,
+        watcher::Config::default(),
+        tx.clone(),
+        K::KIND,
+        wrap,
+    );
 }
 
 fn watcher<K>(
@@ -412,80 +437,17 @@ pub async fn run(
         "pending-pods",
         Msg::PendingPod,
     );
-    spawn_watch(
-        &mut watches,
-        Api::<core::Service>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "services",
-        Msg::Service,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::ReplicationController>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "replicationcontrollers",
-        Msg::Rc,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<apps::ReplicaSet>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "replicasets",
-        Msg::Rs,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<apps::StatefulSet>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "statefulsets",
-        Msg::Ss,
-    );
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Service);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Rc);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Rs);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Ss);
     // Namespace labels for pod affinity `namespaceSelector` (v1.22 InterPodAffinity lists
     // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
-    spawn_watch(
-        &mut watches,
-        Api::<core::Namespace>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "namespaces",
-        Msg::Namespace,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::PersistentVolume>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "persistentvolumes",
-        |e| Msg::Pv(Box::new(e)),
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::PersistentVolumeClaim>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "persistentvolumeclaims",
-        Msg::Pvc,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<k8s_openapi::api::storage::v1::StorageClass>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "storageclasses",
-        Msg::StorageClass,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<k8s_openapi::api::storage::v1::CSINode>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "csinodes",
-        Msg::CsiNode,
-    );
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Namespace);
+    spawn_mirror_watch(&mut watches, &reads, &tx, |e| Msg::Pv(Box::new(e)));
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Pvc);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::StorageClass);
+    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::CsiNode);
 
     let recorder = events::EventRecorder::new(
         client.clone(),
@@ -786,170 +748,15 @@ impl Scheduler {
                     WatchEvent::Init | WatchEvent::InitDone => {}
                 }
             }
-            Msg::Service(ev) => {
-                for gone in self.track("services", &ev) {
-                    let (ns, name) = split_key(&gone);
-                    self.cache.remove_service(ns, name);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        self.cache.upsert_service(&o)
-                    }
-                    WatchEvent::Delete(o) => self
-                        .cache
-                        .remove_service(&o.namespace().unwrap_or_default(), &o.name_any()),
-                    _ => {}
-                }
-            }
-            Msg::Rc(ev) => {
-                for gone in self.track("replicationcontrollers", &ev) {
-                    let (ns, name) = split_key(&gone);
-                    self.cache.remove_replication_controller(ns, name);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        self.cache.upsert_replication_controller(&o)
-                    }
-                    WatchEvent::Delete(o) => self.cache.remove_replication_controller(
-                        &o.namespace().unwrap_or_default(),
-                        &o.name_any(),
-                    ),
-                    _ => {}
-                }
-            }
-            Msg::Rs(ev) => {
-                for gone in self.track("replicasets", &ev) {
-                    let (ns, name) = split_key(&gone);
-                    self.cache.remove_replica_set(ns, name);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        self.cache.upsert_replica_set(&o)
-                    }
-                    WatchEvent::Delete(o) => self
-                        .cache
-                        .remove_replica_set(&o.namespace().unwrap_or_default(), &o.name_any()),
-                    _ => {}
-                }
-            }
-            Msg::Ss(ev) => {
-                for gone in self.track("statefulsets", &ev) {
-                    let (ns, name) = split_key(&gone);
-                    self.cache.remove_stateful_set(ns, name);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        self.cache.upsert_stateful_set(&o)
-                    }
-                    WatchEvent::Delete(o) => self
-                        .cache
-                        .remove_stateful_set(&o.namespace().unwrap_or_default(), &o.name_any()),
-                    _ => {}
-                }
-            }
-            Msg::Namespace(ev) => {
-                for gone in self.track("namespaces", &ev) {
-                    self.cache.remove_namespace(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        self.cache.upsert_namespace(&o)
-                    }
-                    WatchEvent::Delete(o) => self.cache.remove_namespace(&o.name_any()),
-                    _ => {}
-                }
-            }
-            Msg::Pv(ev) => {
-                let ev = *ev;
-                for gone in self.track("persistentvolumes", &ev) {
-                    self.cache.volumes_mut().remove_pv(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        let existed = self.cache.snapshot().volumes().pv(&o.name_any()).is_some();
-                        self.cache.volumes_mut().upsert_pv(o);
-                        self.volume_event(existed, ClusterEvent::PvAdd, ClusterEvent::PvUpdate);
-                    }
-                    WatchEvent::Delete(o) => {
-                        self.cache.volumes_mut().remove_pv(&o.name_any());
-                    }
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
-            }
-            Msg::Pvc(ev) => {
-                for gone in self.track("persistentvolumeclaims", &ev) {
-                    let (ns, name) = split_key(&gone);
-                    self.cache.volumes_mut().remove_pvc(ns, name);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        let ns = o.namespace().unwrap_or_else(|| "default".into());
-                        let existed = self
-                            .cache
-                            .snapshot()
-                            .volumes()
-                            .pvc(&ns, &o.name_any())
-                            .is_some();
-                        self.cache.volumes_mut().upsert_pvc(o);
-                        self.volume_event(existed, ClusterEvent::PvcAdd, ClusterEvent::PvcUpdate);
-                    }
-                    WatchEvent::Delete(o) => {
-                        let ns = o.namespace().unwrap_or_else(|| "default".into());
-                        self.cache.volumes_mut().remove_pvc(&ns, &o.name_any());
-                    }
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
-            }
-            Msg::StorageClass(ev) => {
-                for gone in self.track("storageclasses", &ev) {
-                    self.cache.volumes_mut().remove_storage_class(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        let existed = self
-                            .cache
-                            .snapshot()
-                            .volumes()
-                            .storage_class(&o.name_any())
-                            .is_some();
-                        self.cache.volumes_mut().upsert_storage_class(o);
-                        self.volume_event(
-                            existed,
-                            ClusterEvent::StorageClassAdd,
-                            ClusterEvent::StorageClassUpdate,
-                        );
-                    }
-                    WatchEvent::Delete(o) => {
-                        self.cache.volumes_mut().remove_storage_class(&o.name_any());
-                    }
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
-            }
-            Msg::CsiNode(ev) => {
-                for gone in self.track("csinodes", &ev) {
-                    self.cache.volumes_mut().remove_csi_node(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                        let existed = self
-                            .cache
-                            .snapshot()
-                            .volumes()
-                            .csi_node(&o.name_any())
-                            .is_some();
-                        self.cache.volumes_mut().upsert_csi_node(o);
-                        self.volume_event(
-                            existed,
-                            ClusterEvent::CsiNodeAdd,
-                            ClusterEvent::CsiNodeUpdate,
-                        );
-                    }
-                    WatchEvent::Delete(o) => {
-                        self.cache.volumes_mut().remove_csi_node(&o.name_any());
-                    }
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
-            }
+            Msg::Service(ev) => self.mirror(ev),
+            Msg::Rc(ev) => self.mirror(ev),
+            Msg::Rs(ev) => self.mirror(ev),
+            Msg::Ss(ev) => self.mirror(ev),
+            Msg::Namespace(ev) => self.mirror(ev),
+            Msg::Pv(ev) => self.mirror(*ev),
+            Msg::Pvc(ev) => self.mirror(ev),
+            Msg::StorageClass(ev) => self.mirror(ev),
+            Msg::CsiNode(ev) => self.mirror(ev),
             Msg::Bound {
                 pod,
                 node,
@@ -977,11 +784,24 @@ impl Scheduler {
             .move_all_to_active_or_backoff(event, now(), Some(&matches));
     }
 
-    /// An added or updated storage object may make unschedulable pods fit (v1.22 moves them on
-    /// PV/PVC/StorageClass/CSINode add and update, the events the volume plugins register).
-    fn volume_event(&mut self, existed: bool, add: ClusterEvent, update: ClusterEvent) {
-        let event = if existed { update } else { add };
-        self.queue.move_all_to_active_or_backoff(event, now(), None);
+    /// A watch event of a kind the cache mirrors as it is: relist deletions, add/update (and the
+    /// queue move it may trigger), delete.
+    fn mirror<K: Mirrored>(&mut self, ev: WatchEvent<K>) {
+        for gone in self.track(K::KIND, &ev) {
+            let (ns, name) = split_key(&gone);
+            K::remove(&mut self.cache, ns, name);
+        }
+        match ev {
+            WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                if let Some(event) = K::upsert(&mut self.cache, o) {
+                    self.queue.move_all_to_active_or_backoff(event, now(), None);
+                }
+            }
+            WatchEvent::Delete(o) => {
+                K::remove(&mut self.cache, &o.namespace_or_default(), &o.name_any());
+            }
+            WatchEvent::Init | WatchEvent::InitDone => {}
+        }
     }
 
     fn track<K: Resource>(&mut self, kind: Kind, ev: &WatchEvent<K>) -> Vec<String> {

@@ -24,8 +24,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use k8s_openapi::Metadata;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::binder::AssumedPodVolumes;
 use super::helpers::{claim_key, pv_class, pvc_key, resource_version};
@@ -53,6 +55,31 @@ impl<T> Entry<T> {
     fn latest(&self) -> &Arc<T> {
         self.assumed.as_ref().unwrap_or(&self.cached)
     }
+}
+
+/// `assumeCache.Assume` (v1.22): lay `obj` over the entry `key` of `map`, a `v1.<kind>`.
+///
+/// # Errors
+/// The entry is unknown ("could not find"), or `obj`'s resourceVersion is older than the stored
+/// latest one ("is out of sync"), in upstream's words.
+fn assume<T: Metadata<Ty = ObjectMeta>>(
+    map: &mut HashMap<String, Entry<T>>,
+    kind: &str,
+    key: &str,
+    obj: T,
+) -> Result<(), String> {
+    let slot = map
+        .get_mut(key)
+        .ok_or_else(|| format!("could not find v1.{kind} {key:?}"))?;
+    let stored = resource_version(slot.latest().metadata());
+    let new = resource_version(obj.metadata());
+    if new < stored {
+        return Err(format!(
+            "v1.{kind} {key:?} is out of sync (stored: {stored}, assume: {new})"
+        ));
+    }
+    slot.assumed = Some(Arc::new(obj));
+    Ok(())
 }
 
 /// The cluster's storage objects (see the module docs). Cheap to clone: objects are shared.
@@ -247,19 +274,7 @@ impl VolumeIndex {
     /// The PV is unknown, or older than the stored one.
     pub fn assume_pv(&mut self, pv: core::PersistentVolume) -> Result<(), String> {
         let name = pv.metadata.name.clone().unwrap_or_default();
-        let slot = self
-            .pvs
-            .get_mut(&name)
-            .ok_or_else(|| format!("could not find v1.PersistentVolume {name:?}"))?;
-        let stored = resource_version(&slot.latest().metadata);
-        let new = resource_version(&pv.metadata);
-        if new < stored {
-            return Err(format!(
-                "v1.PersistentVolume {name:?} is out of sync (stored: {stored}, assume: {new})"
-            ));
-        }
-        slot.assumed = Some(Arc::new(pv));
-        Ok(())
+        assume(&mut self.pvs, "PersistentVolume", &name, pv)
     }
 
     /// `pvcCache.Assume`: lay `pvc` over the stored claim of the same key.
@@ -268,19 +283,7 @@ impl VolumeIndex {
     /// The claim is unknown, or older than the stored one.
     pub fn assume_pvc(&mut self, pvc: core::PersistentVolumeClaim) -> Result<(), String> {
         let key = pvc_key(&pvc);
-        let slot = self
-            .pvcs
-            .get_mut(&key)
-            .ok_or_else(|| format!("could not find v1.PersistentVolumeClaim {key:?}"))?;
-        let stored = resource_version(&slot.latest().metadata);
-        let new = resource_version(&pvc.metadata);
-        if new < stored {
-            return Err(format!(
-                "v1.PersistentVolumeClaim {key:?} is out of sync (stored: {stored}, assume: {new})"
-            ));
-        }
-        slot.assumed = Some(Arc::new(pvc));
-        Ok(())
+        assume(&mut self.pvcs, "PersistentVolumeClaim", &key, pvc)
     }
 
     /// `pvCache.Restore`: drop the assumption on PV `name`.

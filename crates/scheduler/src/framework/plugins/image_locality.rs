@@ -170,10 +170,7 @@ impl ScorePlugin for ImageLocality {
         out: &mut [i64],
     ) -> Result<(), Status> {
         let s = read_state(state)?;
-        let nodes = snapshot.nodes();
-        for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = s.score(&nodes[i as usize]);
-        }
+        super::score_feasible(snapshot, feasible, out, |n| s.score(n));
         Ok(())
     }
 }

@@ -55,8 +55,8 @@ pub use volume_binding::VolumeBinding;
 pub use volume_restrictions::VolumeRestrictions;
 pub use volume_zone::VolumeZone;
 
-use crate::framework::PodInfo;
 use crate::framework::types::NodeInfo;
+use crate::framework::{PodInfo, Status};
 use crate::snapshot::Snapshot;
 
 /// `numerator * 100 / capacity` in integer arithmetic (truncating), for
@@ -94,6 +94,45 @@ pub(crate) fn score_from_hot(
     for (o, &i) in out.iter_mut().zip(feasible) {
         *o = f(hot[i as usize].score_pairs(pod.score_milli_cpu, pod.score_memory));
     }
+}
+
+/// `ScorePlugin::score_nodes` for the plugins that read their per-pod state once:
+/// `score(node)` per feasible node, into `out` in the order of `feasible`. Generic, so the
+/// closure is inlined: no dynamic call and no allocation per node.
+#[inline(always)]
+pub(crate) fn score_feasible(
+    snapshot: &Snapshot,
+    feasible: &[u32],
+    out: &mut [i64],
+    score: impl Fn(&NodeInfo) -> i64,
+) {
+    let nodes = snapshot.nodes();
+    for (o, &i) in out.iter_mut().zip(feasible) {
+        *o = score(&nodes[i as usize]);
+    }
+}
+
+/// `FilterPlugin::filter_nodes` for the plugins that read their PreFilter state once: keeps
+/// the candidates `filter` passes; each other one goes to `failed` with its status, attributed
+/// to plugin `name`. Generic, so the closure is inlined.
+#[inline(always)]
+pub(crate) fn retain_passing(
+    name: &'static str,
+    snapshot: &Snapshot,
+    candidates: &mut Vec<u32>,
+    failed: &mut Vec<(u32, Status)>,
+    filter: impl Fn(&NodeInfo) -> Status,
+) {
+    let nodes = snapshot.nodes();
+    candidates.retain(|&i| {
+        let st = filter(&nodes[i as usize]);
+        if st.is_success() {
+            true
+        } else {
+            failed.push((i, st.with_plugin(name)));
+            false
+        }
+    });
 }
 
 /// `(allocatable, requested)` of cpu (millicores) and memory (bytes) for resource scoring

@@ -166,10 +166,7 @@ impl ScorePlugin for NodeAffinity {
                 &computed
             }
         };
-        let nodes = snapshot.nodes();
-        for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = preferred_score(terms, &nodes[i as usize]);
-        }
+        super::score_feasible(snapshot, feasible, out, |n| preferred_score(terms, n));
         Ok(())
     }
 

@@ -98,10 +98,7 @@ impl ScorePlugin for NodePreferAvoidPods {
                 }
             },
         };
-        let nodes = snapshot.nodes();
-        for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = node_score(controller, &nodes[i as usize]);
-        }
+        super::score_feasible(snapshot, feasible, out, |n| node_score(controller, n));
         Ok(())
     }
 }

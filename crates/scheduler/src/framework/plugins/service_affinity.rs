@@ -190,18 +190,9 @@ impl FilterPlugin for ServiceAffinity {
             return;
         }
         let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY);
-        let nodes = snapshot.nodes();
-        candidates.retain(|&i| {
-            let st = match s {
-                Some(s) => s.filter(&nodes[i as usize]),
-                None => missing_pre_filter_state(),
-            };
-            if st.is_success() {
-                true
-            } else {
-                failed.push((i, st.with_plugin(NAME)));
-                false
-            }
+        super::retain_passing(NAME, snapshot, candidates, failed, |n| match s {
+            Some(s) => s.filter(n),
+            None => missing_pre_filter_state(),
         });
     }
 }
@@ -270,10 +261,7 @@ impl ScorePlugin for ServiceAffinity {
             out.fill(0);
             return Ok(());
         }
-        let nodes = snapshot.nodes();
-        for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = s.score(pod, &nodes[i as usize]);
-        }
+        super::score_feasible(snapshot, feasible, out, |n| s.score(pod, n));
         Ok(())
     }
 

@@ -143,10 +143,9 @@ impl ScorePlugin for TaintToleration {
                 &computed
             }
         };
-        let nodes = snapshot.nodes();
-        for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = count_intolerable(&nodes[i as usize], tolerations);
-        }
+        super::score_feasible(snapshot, feasible, out, |n| {
+            count_intolerable(n, tolerations)
+        });
         Ok(())
     }
 

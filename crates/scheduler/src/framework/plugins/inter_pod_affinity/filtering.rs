@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use super::{InterPodAffinity, NAME, TopologyCounts, add_count, count_of};
+use crate::framework::plugins::retain_passing;
 use crate::framework::topology_terms::AffinityTerm;
 use crate::framework::types::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
@@ -214,18 +215,9 @@ impl FilterPlugin for InterPodAffinity {
         failed: &mut Vec<(u32, Status)>,
     ) {
         let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY);
-        let nodes = snapshot.nodes();
-        candidates.retain(|&i| {
-            let st = match s {
-                Some(s) => filter_node(s, &nodes[i as usize]),
-                None => missing_state(),
-            };
-            if st.is_success() {
-                true
-            } else {
-                failed.push((i, st.with_plugin(NAME)));
-                false
-            }
+        retain_passing(NAME, snapshot, candidates, failed, |n| match s {
+            Some(s) => filter_node(s, n),
+            None => missing_state(),
         });
     }
 }

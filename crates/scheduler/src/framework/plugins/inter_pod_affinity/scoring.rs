@@ -1,6 +1,7 @@
 //! InterPodAffinity PreScore, Score and NormalizeScore (v1.22 `interpodaffinity/scoring.go`).
 
 use super::{InterPodAffinity, NAME, TopologyCounts, add_count};
+use crate::framework::plugins::score_feasible;
 use crate::framework::topology_terms::{AffinityTerm, WeightedAffinityTerm};
 use crate::framework::types::NodeInfo;
 use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
@@ -262,10 +263,7 @@ impl ScorePlugin for InterPodAffinity {
         out: &mut [i64],
     ) -> Result<(), Status> {
         let s = read_state(state)?;
-        let nodes = snapshot.nodes();
-        for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = node_score(s, &nodes[i as usize]);
-        }
+        score_feasible(snapshot, feasible, out, |n| node_score(s, n));
         Ok(())
     }
 

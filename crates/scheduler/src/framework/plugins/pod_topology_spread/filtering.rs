@@ -1,7 +1,7 @@
 //! PodTopologySpread PreFilter and Filter (v1.22 `podtopologyspread/filtering.go`).
 
 use super::{NAME, PairCounts, PodTopologySpread, count_pods_match_selector, node_has_all_keys};
-use crate::framework::plugins::node_affinity;
+use crate::framework::plugins::{node_affinity, retain_passing};
 use crate::framework::topology_terms::{SpreadConstraint, WhenUnsatisfiable};
 use crate::framework::types::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
@@ -126,18 +126,9 @@ impl FilterPlugin for PodTopologySpread {
         failed: &mut Vec<(u32, Status)>,
     ) {
         let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY);
-        let nodes = snapshot.nodes();
-        candidates.retain(|&i| {
-            let st = match s {
-                Some(s) => filter_node(s, &nodes[i as usize]),
-                None => missing_state(),
-            };
-            if st.is_success() {
-                true
-            } else {
-                failed.push((i, st.with_plugin(NAME)));
-                false
-            }
+        retain_passing(NAME, snapshot, candidates, failed, |n| match s {
+            Some(s) => filter_node(s, n),
+            None => missing_state(),
         });
     }
 }

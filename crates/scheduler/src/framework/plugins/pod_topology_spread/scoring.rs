@@ -7,6 +7,7 @@ use super::{
     node_has_all_keys,
 };
 use crate::framework::plugins::node_affinity;
+use crate::framework::plugins::score_feasible;
 use crate::framework::topology_terms::{SpreadConstraint, WhenUnsatisfiable};
 use crate::framework::types::NodeInfo;
 use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
@@ -184,10 +185,7 @@ impl ScorePlugin for PodTopologySpread {
         out: &mut [i64],
     ) -> Result<(), Status> {
         let s = read_state(state)?;
-        let nodes = snapshot.nodes();
-        for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = node_score(s, pod, &nodes[i as usize]);
-        }
+        score_feasible(snapshot, feasible, out, |n| node_score(s, pod, n));
         Ok(())
     }
 
