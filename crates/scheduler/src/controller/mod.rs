@@ -1098,12 +1098,16 @@ impl Scheduler {
                     return;
                 }
             }
-            // The rate-limit token first, then the fence check inside `bind`, then the request.
-            limiter.acquire().await;
             let started = std::time::Instant::now();
             let result = match binder {
+                // An extender's bind is no request of our API client: no token.
                 Some(ext) => extender_bind(ext, &pod, &node, &guard).await,
-                None => bind(&client, &pod, &node, gpu.as_deref(), &guard, &identity).await,
+                None => {
+                    // The rate-limit token first, then the fence check inside `bind`, then the
+                    // request.
+                    limiter.acquire().await;
+                    bind(&client, &pod, &node, gpu.as_deref(), &guard, &identity).await
+                }
             };
             let status = if matches!(result, BindResult::Bound) {
                 "Success"
