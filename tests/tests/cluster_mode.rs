@@ -743,6 +743,23 @@ async fn unschedulable_pod_is_scheduled_when_a_node_is_added() {
     );
     assert_eq!(node_of(&api, "large"), None);
 
+    // A node update that cannot help retries the pod (nodeSchedulingPropertiesChange: labels).
+    // The same failure again adds to the event series (client-go writes count 2 at once) but
+    // does not write the condition the pod already has (v1.22 updatePod).
+    let mut small = api.get::<Node>("", "small").expect("node small");
+    small
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert("touched".into(), "yes".into());
+    api.replace(&small, false).expect("label node small");
+    wait_for("the FailedScheduling series update", WAIT, || {
+        api.writes()
+            .iter()
+            .any(|w| w.kind == "Event" && w.method == "PATCH" && ok(w))
+    })
+    .await;
+
     create_node(&api, &node("large-node", "8", "16Gi", &[])).await;
     wait_bound(&api, &["large".to_string()], WAIT).await;
     assert_eq!(node_of(&api, "large").as_deref(), Some("large-node"));
@@ -751,6 +768,18 @@ async fn unschedulable_pod_is_scheduled_when_a_node_is_added() {
         Some("True")
     );
     assert_bound_under(&api, &["large".to_string()], "replica-1");
+    let status_writes: Vec<_> = api
+        .writes()
+        .into_iter()
+        .filter(|w| {
+            w.subresource.as_deref() == Some("status") && w.name.as_deref() == Some("large")
+        })
+        .collect();
+    assert_eq!(
+        status_writes.len(),
+        1,
+        "one PodScheduled=False write for two identical failures: {status_writes:?}"
+    );
     drop(r);
     api.shutdown().await;
 }

@@ -919,8 +919,19 @@ impl Scheduler {
             Ok(r) => {
                 let gpu = (pod.gpu.count > 0).then(|| r.gpu_indexes.clone());
                 if let Err(e) = self.cache.assume_pod(pod.clone(), &r.node, gpu.clone()) {
+                    // v1.22 scheduleOne: PodScheduleError, then recordSchedulingFailure(...,
+                    // err, SchedulerError, "") — "most probably the result of a bug".
                     error!(pod = %key, error = %e, "Assume failed");
+                    self.metrics
+                        .schedule_attempts
+                        .with_label_values(&["error", PROFILE])
+                        .inc();
                     self.requeue(qp);
+                    self.report_failure_with_reason(
+                        pod.pod.clone(),
+                        e.to_string(),
+                        REASON_SCHEDULER_ERROR,
+                    );
                     return;
                 }
                 // Reserve: VolumeBinding's PV/PVC bindings, assumed with the pod.
@@ -1282,19 +1293,18 @@ impl Scheduler {
                 )
                 .await;
             let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
+            let Some(patch) = pod_scheduled_false_patch(
+                &pod,
+                reason,
+                &message,
+                k8s_openapi::jiff::Timestamp::now(),
+            ) else {
+                return;
+            };
             limiter.acquire().await;
             if guard.check().is_err() {
                 return;
             }
-            let patch = serde_json::json!({
-                "status": {"conditions": [{
-                    "type": "PodScheduled",
-                    "status": "False",
-                    "reason": reason,
-                    "message": message,
-                    "lastTransitionTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
-                }]}
-            });
             if let Err(e) = Api::<core::Pod>::namespaced(client, &ns)
                 .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
                 .await
@@ -1303,6 +1313,50 @@ impl Scheduler {
             }
         });
     }
+}
+
+/// The strategic-merge patch of `pods/status` that sets `PodScheduled=False` with `reason` and
+/// `message`, or `None` when `pod` (the version the scheduler holds) already carries exactly that
+/// condition — v1.22 `updatePod` writes nothing then (`podutil.UpdatePodCondition` reports no
+/// change). As there, `lastTransitionTime` is `now` when the status changes and the old one when
+/// it was already `False`.
+fn pod_scheduled_false_patch(
+    pod: &core::Pod,
+    reason: &str,
+    message: &str,
+    now: k8s_openapi::jiff::Timestamp,
+) -> Option<serde_json::Value> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let old = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "PodScheduled"));
+    let mut transition = Time(now);
+    if let Some(old) = old.filter(|c| c.status == "False") {
+        if old.reason.as_deref() == Some(reason)
+            && old.message.as_deref() == Some(message)
+            && old.last_probe_time.is_none()
+        {
+            return None;
+        }
+        if let Some(t) = &old.last_transition_time {
+            transition = t.clone();
+        }
+    }
+    let mut condition = serde_json::json!({
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": transition,
+    });
+    // The condition is replaced whole, as upstream's two-way merge patch does: a probe time
+    // someone else wrote is removed (`null` deletes a field in a strategic merge patch).
+    if old.is_some_and(|c| c.last_probe_time.is_some()) {
+        condition["lastProbeTime"] = serde_json::Value::Null;
+    }
+    Some(serde_json::json!({"status": {"conditions": [condition]}}))
 }
 
 /// Admission of one fenced write (see [`ratelimit`]): the rate-limit token first, then the
@@ -1454,5 +1508,91 @@ mod tests {
     async fn blocking_runs_on_a_multi_thread_runtime() {
         assert_eq!(blocking(|| 8), 8);
         assert_eq!(std::thread::spawn(|| blocking(|| 9)).join().ok(), Some(9));
+    }
+
+    fn pod_with_condition(c: Option<core::PodCondition>) -> core::Pod {
+        core::Pod {
+            status: Some(core::PodStatus {
+                conditions: c.map(|c| vec![c]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn ts(s: &str) -> k8s_openapi::jiff::Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    /// v1.22 `updatePod`: no write when the pod already says `PodScheduled=False` with the same
+    /// reason and message; a new message keeps the old `lastTransitionTime`; a change of status
+    /// takes `now`.
+    #[test]
+    fn pod_scheduled_patch_follows_update_pod_condition() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let now = ts("2026-11-24T10:00:00Z");
+        let then = ts("2026-11-24T09:00:00Z");
+        let cond = |status: &str, reason: &str, message: &str| core::PodCondition {
+            type_: "PodScheduled".into(),
+            status: status.into(),
+            reason: Some(reason.into()),
+            message: Some(message.into()),
+            last_transition_time: Some(Time(then)),
+            ..Default::default()
+        };
+        let msg = "0/1 nodes are available: 1 Insufficient cpu.";
+
+        // Nothing yet: written, transition now.
+        let p = pod_scheduled_false_patch(&pod_with_condition(None), "Unschedulable", msg, now)
+            .expect("a first failure is written");
+        let c = &p["status"]["conditions"][0];
+        assert_eq!(c["type"], "PodScheduled");
+        assert_eq!(c["status"], "False");
+        assert_eq!(c["reason"], "Unschedulable");
+        assert_eq!(c["message"], msg);
+        assert_eq!(c["lastTransitionTime"], "2026-11-24T10:00:00Z");
+        assert!(c.get("lastProbeTime").is_none());
+
+        // The same condition again: nothing to write.
+        let same = pod_with_condition(Some(cond("False", "Unschedulable", msg)));
+        assert_eq!(
+            pod_scheduled_false_patch(&same, "Unschedulable", msg, now),
+            None
+        );
+
+        // Another message (or reason) while still False: written, old transition time.
+        let p = pod_scheduled_false_patch(&same, "Unschedulable", "0/2 nodes are available", now)
+            .expect("a new message is written");
+        assert_eq!(
+            p["status"]["conditions"][0]["lastTransitionTime"],
+            "2026-11-24T09:00:00Z"
+        );
+        let p = pod_scheduled_false_patch(&same, REASON_SCHEDULER_ERROR, msg, now)
+            .expect("a new reason is written");
+        assert_eq!(
+            p["status"]["conditions"][0]["reason"],
+            REASON_SCHEDULER_ERROR
+        );
+
+        // From another status: transition now.
+        let other = pod_with_condition(Some(cond("Unknown", "Unschedulable", msg)));
+        let p = pod_scheduled_false_patch(&other, "Unschedulable", msg, now)
+            .expect("a status change is written");
+        assert_eq!(
+            p["status"]["conditions"][0]["lastTransitionTime"],
+            "2026-11-24T10:00:00Z"
+        );
+
+        // A probe time set by someone else makes the condition differ, and is removed.
+        let mut probed = cond("False", "Unschedulable", msg);
+        probed.last_probe_time = Some(Time(then));
+        let p =
+            pod_scheduled_false_patch(&pod_with_condition(Some(probed)), "Unschedulable", msg, now)
+                .expect("a probed condition is rewritten");
+        assert_eq!(
+            p["status"]["conditions"][0]["lastProbeTime"],
+            serde_json::Value::Null
+        );
+        assert!(p["status"]["conditions"][0].get("lastProbeTime").is_some());
     }
 }
