@@ -123,7 +123,8 @@ impl ReplicaHandle {
 }
 
 /// The sum of the samples of metric `name` in `registry` whose labels include every pair of
-/// `labels` (counters and gauges; 0 when absent).
+/// `labels` (counters and gauges by value, histograms by number of observations; 0 when
+/// absent).
 pub fn metric(registry: &prometheus::Registry, name: &str, labels: &[(&str, &str)]) -> f64 {
     registry
         .gather()
@@ -137,8 +138,12 @@ pub fn metric(registry: &prometheus::Registry, name: &str, labels: &[(&str, &str
                     .any(|l| l.name() == *k && l.value() == *v)
             })
         })
-        // The unused kind reads 0.
-        .map(|m| m.get_counter().get_value() + m.get_gauge().get_value())
+        // The unused kinds read 0; a histogram counts its observations.
+        .map(|m| {
+            m.get_counter().get_value()
+                + m.get_gauge().get_value()
+                + m.get_histogram().get_sample_count() as f64
+        })
         .sum()
 }
 

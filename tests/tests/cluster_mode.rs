@@ -367,6 +367,22 @@ async fn one_replica_places_a_batch_as_simulate_does() {
             .iter()
             .all(|w| w.code == 201 && w.client == "replica-1")
     );
+    // One observation per extension point and scheduled pod; PreScore and Score only for
+    // the pods that had more than one feasible node.
+    let ext = "scheduler_framework_extension_point_duration_seconds";
+    for point in ["PreFilter", "Filter"] {
+        assert_eq!(
+            r.metric(ext, &[("extension_point", point)]),
+            scheduled.len() as f64,
+            "{point}"
+        );
+    }
+    let scored = r.metric(ext, &[("extension_point", "Score")]);
+    assert!(
+        scored >= 1.0 && scored <= scheduled.len() as f64,
+        "{scored}"
+    );
+    assert_eq!(r.metric(ext, &[("extension_point", "PreScore")]), scored);
     drop(r);
     api.shutdown().await;
 }
@@ -768,6 +784,12 @@ async fn unschedulable_pod_is_scheduled_when_a_node_is_added() {
         Some("True")
     );
     assert_bound_under(&api, &["large".to_string()], "replica-1");
+    // The only feasible node is taken without scoring (v1.22): no PreScore, no Score.
+    let ext = "scheduler_framework_extension_point_duration_seconds";
+    assert_eq!(r.metric(ext, &[("extension_point", "PreFilter")]), 1.0);
+    assert_eq!(r.metric(ext, &[("extension_point", "Filter")]), 1.0);
+    assert_eq!(r.metric(ext, &[("extension_point", "PreScore")]), 0.0);
+    assert_eq!(r.metric(ext, &[("extension_point", "Score")]), 0.0);
     let status_writes: Vec<_> = api
         .writes()
         .into_iter()

@@ -990,10 +990,21 @@ impl Scheduler {
                     .with_label_values(&["scheduled", PROFILE])
                     .inc();
                 let ext = &self.metrics.extension_point_duration;
-                ext.with_label_values(&["Filter", "Success", PROFILE])
-                    .observe(r.filter_duration.as_secs_f64());
-                ext.with_label_values(&["Score", "Success", PROFILE])
-                    .observe(r.score_duration.as_secs_f64());
+                // v1.22 returns the only feasible node before prioritizeNodes: no PreScore
+                // or Score is run, so none is observed.
+                let scored = if r.feasible_nodes > 1 { 4 } else { 2 };
+                for (point, d) in [
+                    ("PreFilter", r.pre_filter_duration),
+                    ("Filter", r.filter_duration),
+                    ("PreScore", r.pre_score_duration),
+                    ("Score", r.score_duration),
+                ]
+                .into_iter()
+                .take(scored)
+                {
+                    ext.with_label_values(&[point, "Success", PROFILE])
+                        .observe(d.as_secs_f64());
+                }
                 self.metrics
                     .scheduling_attempt_duration
                     .with_label_values(&["scheduled", PROFILE])
