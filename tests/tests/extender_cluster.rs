@@ -37,6 +37,11 @@ fn pod(name: &str, widgets: Option<&str>) -> Pod {
 
 /// The repository's sample policy with one extender added.
 fn policy_with_extender(url: &str) -> scheduler::policy::ResolvedPolicy {
+    policy_with_extender_timeout(url, Duration::from_secs(5))
+}
+
+/// [`policy_with_extender`] with the extender's `httpTimeout`.
+fn policy_with_extender_timeout(url: &str, timeout: Duration) -> scheduler::policy::ResolvedPolicy {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../config/policy-config-file.json");
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -47,7 +52,7 @@ fn policy_with_extender(url: &str) -> scheduler::policy::ResolvedPolicy {
         "bindVerb": "bind",
         "weight": 5,
         "nodeCacheCapable": true,
-        "httpTimeout": 5_000_000_000i64,
+        "httpTimeout": i64::try_from(timeout.as_nanos()).unwrap(),
         "managedResources": [{"name": WIDGET, "ignoredByScheduler": true}],
     }]);
     scheduler::policy::parse_policy("policy-with-extender.json", &doc.to_string())
@@ -261,5 +266,124 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
         binds[0].body["PodUID"].as_str(),
         widget.metadata.uid.as_deref()
     );
+    assert!(replica.is_leading());
+}
+
+/// v1.22 judges a failed binding against the pod's own scheduling cycle
+/// (`podSchedulingCycle`, taken right after Pop): a node added while the binding was in flight
+/// sends the pod to backoffQ even though other pods were popped since. Judged against the cycle
+/// at the failure instead, the pod would wait in unschedulableQ for the periodic flush.
+///
+/// `widget-slow` (cycle 1) is bound by the extender, which holds the call; meanwhile node-b is
+/// added (move request), `big` is scheduled onto it, and `huge` (fits nowhere) is popped after
+/// that; then the held bind fails. The pod must come back after its 1 s backoff, not minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_binding_is_judged_against_the_pods_own_cycle() {
+    let api = ApiServer::start().await;
+    api.seed(&objects::node(
+        "node-a",
+        &[("cpu", "1"), ("memory", "8Gi"), ("pods", "110")],
+    ))
+    .unwrap();
+    let release = Arc::new(tokio::sync::Notify::new());
+    let binds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let handler: Handler = {
+        let (client, release, binds) = (api.client("extender"), release.clone(), binds.clone());
+        Arc::new(move |call: Call| {
+            let (client, release, binds) = (client.clone(), release.clone(), binds.clone());
+            Box::pin(async move {
+                match call.verb.as_str() {
+                    "filter" => Reply::ok(json!({"NodeNames": node_names(&call.body)})),
+                    "prioritize" => Reply::ok(Value::Array(
+                        node_names(&call.body)
+                            .into_iter()
+                            .map(|n| json!({"Host": n, "Score": 0}))
+                            .collect(),
+                    )),
+                    "bind" => {
+                        if binds.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                            release.notified().await;
+                            return Reply::ok(json!({"Error": "widget controller restarting"}));
+                        }
+                        let node = call.body["Node"].as_str().unwrap_or_default().to_string();
+                        let binding = Binding {
+                            metadata: ObjectMeta {
+                                name: Some("widget-slow".into()),
+                                ..Default::default()
+                            },
+                            target: ObjectReference {
+                                api_version: Some("v1".into()),
+                                kind: Some("Node".into()),
+                                name: Some(node),
+                                ..Default::default()
+                            },
+                        };
+                        match Api::<Pod>::namespaced(client, "default")
+                            .create_subresource::<_, kube::core::Status>(
+                                "binding",
+                                "widget-slow",
+                                &PostParams::default(),
+                                &binding,
+                            )
+                            .await
+                        {
+                            Ok(_) => Reply::ok(json!({})),
+                            Err(e) => Reply::ok(json!({"Error": e.to_string()})),
+                        }
+                    }
+                    _ => Reply {
+                        status: 404,
+                        body: json!({}),
+                        delay: Duration::ZERO,
+                    },
+                }
+            })
+        })
+    };
+    let ext = ExtenderServer::spawn(handler, None).await;
+    let mut cfg = run_config("replica-1");
+    cfg.policy = policy_with_extender_timeout(&ext.url(), Duration::from_secs(60));
+    let replica = spawn_replica_with(&api, "replica-1", true, cfg).await;
+
+    api.seed(&pod("widget-slow", Some("1"))).unwrap();
+    wait_for("the extender holds widget-slow's bind", WAIT, || {
+        !ext.calls_of("bind").is_empty()
+    })
+    .await;
+
+    // While the binding is in flight: a node is added, and a pod that only fits it is
+    // scheduled and bound (so the replica has seen node-b before that pod's cycle).
+    api.seed(&node("node-b")).unwrap();
+    api.seed(&objects::pod("big", &[("cpu", "2"), ("memory", "64Mi")]))
+        .unwrap();
+    wait_for("big bound to node-b", WAIT, || {
+        node_of(&api, "big").is_some()
+    })
+    .await;
+    assert_eq!(node_of(&api, "big").as_deref(), Some("node-b"));
+    // Let the replica see big bound (its assigned-pod event is a move request too), then pop
+    // one more pod, so that the cycle at the failure is past the last move request.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    api.seed(&objects::pod("huge", &[("cpu", "100"), ("memory", "64Mi")]))
+        .unwrap();
+    wait_for("huge reported unschedulable", WAIT, || {
+        !event_notes(&api, "huge", "FailedScheduling").is_empty()
+    })
+    .await;
+
+    release.notify_one();
+    wait_for("widget-slow's binding rejected", WAIT, || {
+        pod_scheduled(&api, "widget-slow").is_some_and(|c| c.1 == "SchedulerError")
+    })
+    .await;
+    // Backoff is 1 s for a first failure; unschedulableQ would hold it for a minute or more.
+    wait_for(
+        "widget-slow retried after its backoff and bound",
+        Duration::from_secs(10),
+        || node_of(&api, "widget-slow").is_some(),
+    )
+    .await;
+    assert_eq!(ext.calls_of("bind").len(), 2);
+    assert_eq!(node_of(&api, "huge"), None);
     assert!(replica.is_leading());
 }
