@@ -15,7 +15,7 @@
 //!   the fence; a PreBind failure undoes both assumptions, requeues the pod and reports
 //!   FailedScheduling, as v1.22 does.
 //! - a pod we bound counts against its node at once (assume); a failed binding forgets it,
-//!   reports `FailedScheduling` "binding rejected: <error>" with `PodScheduled=False, reason
+//!   reports `FailedScheduling` `"binding rejected: <error>"` with `PodScheduled=False, reason
 //!   SchedulerError`, and requeues it with backoff; a `409 ... already assigned` binding is
 //!   dropped (someone else bound it) without retry; a queued pod that is deleted or bound
 //!   elsewhere leaves the queue.
