@@ -14,7 +14,7 @@ use scheduler::{NodeInfo, PodInfo, Snapshot};
 /// The product's sample policy, as shipped in `config/policy-config-file.json`.
 pub const SAMPLE_POLICY: &str = include_str!("../../config/policy-config-file.json");
 
-/// The sample policy resolved.
+/// The sample policy resolved under the default feature gates, as the binary runs it.
 ///
 /// # Panics
 /// If the bundled policy does not load (a bug caught by the policy tests).
@@ -23,6 +23,7 @@ pub fn sample_policy() -> ResolvedPolicy {
     policy::parse_policy("config/policy-config-file.json", SAMPLE_POLICY)
         .expect("bundled policy loads")
         .resolved
+        .with_feature_gates(&policy::FeatureGates::default())
 }
 
 fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
@@ -137,7 +138,7 @@ pub const TOPOLOGY_ZONES: usize = 10;
 /// application when `i / TOPOLOGY_GROUP == j / TOPOLOGY_GROUP`.
 pub const TOPOLOGY_GROUP: usize = 100;
 
-/// [`TOPOLOGY_POLICY`] resolved.
+/// [`TOPOLOGY_POLICY`] resolved under the default feature gates.
 ///
 /// # Panics
 /// If the bundled policy does not load (a bug caught by the bench smoke run).
@@ -146,6 +147,7 @@ pub fn topology_policy() -> ResolvedPolicy {
     policy::parse_policy("topology-policy.json", TOPOLOGY_POLICY)
         .expect("topology policy loads")
         .resolved
+        .with_feature_gates(&policy::FeatureGates::default())
 }
 
 /// [`perf_node`] in zone `zone-{i % TOPOLOGY_ZONES}`.

@@ -31,7 +31,7 @@ pub const RETRY_PERIOD: Duration = Duration::from_secs(1);
 /// Tie-break seed of every replica.
 pub const SEED: u64 = 42;
 
-/// `config/policy-config-file.json`, resolved.
+/// `config/policy-config-file.json`, resolved under the default feature gates (as the binary).
 ///
 /// # Panics
 /// If the file cannot be read or parsed.
@@ -41,6 +41,7 @@ pub fn policy() -> ResolvedPolicy {
     scheduler::policy::parse_policy(&path.display().to_string(), &text)
         .expect("parse policy-config-file.json")
         .resolved
+        .with_feature_gates(&scheduler::policy::FeatureGates::default())
 }
 
 /// The fast election profile (6 s / 4 s / 1 s) for `identity`, releasing on shutdown.

@@ -82,13 +82,17 @@ async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
         MOST,
     );
     let path = volume.file();
-    let started_with = scheduler::policy::load_policy_file(&path).unwrap().resolved;
+    let started_with = scheduler::policy::load_policy_file(&path)
+        .unwrap()
+        .resolved
+        .with_feature_gates(&scheduler::policy::FeatureGates::default());
 
     let registry = prometheus::Registry::new();
     let cfg = ReloadConfig {
         debounce: Duration::from_millis(50),
         // Only the file-system watch can explain a reload within this test.
         resync_period: Duration::from_secs(3600),
+        ..ReloadConfig::default()
     };
     let (updates, _watcher) =
         watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();
@@ -192,11 +196,15 @@ async fn reloaded_policy_swaps_its_extenders_in_and_out() {
         LEAST,
     );
     let path = volume.file();
-    let started_with = scheduler::policy::load_policy_file(&path).unwrap().resolved;
+    let started_with = scheduler::policy::load_policy_file(&path)
+        .unwrap()
+        .resolved
+        .with_feature_gates(&scheduler::policy::FeatureGates::default());
     let registry = prometheus::Registry::new();
     let cfg = ReloadConfig {
         debounce: Duration::from_millis(50),
         resync_period: Duration::from_secs(3600),
+        ..ReloadConfig::default()
     };
     let (updates, _watcher) =
         watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();

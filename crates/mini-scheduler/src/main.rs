@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use scheduler::policy::{self, LoadedPolicy};
+use scheduler::policy::{self, FeatureGates, LoadedPolicy};
 use scheduler::sim::{self, Cluster, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -36,6 +36,18 @@ struct Cli {
     /// Log format: `text` for people, `json` for log pipelines.
     #[arg(long, global = true, env = "MINI_SCHEDULER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// kube-scheduler feature gates that change what a policy resolves to, as `Name=bool`
+    /// pairs separated by commas. Known: DefaultPodTopologySpread (v1.22 default true:
+    /// SelectorSpreadPriority and the default profile spread with PodTopologySpread's system
+    /// default constraints; false: with the SelectorSpread plugin).
+    #[arg(
+        long,
+        global = true,
+        env = "MINI_SCHEDULER_FEATURE_GATES",
+        value_name = "NAME=BOOL,...",
+        default_value = "DefaultPodTopologySpread=true"
+    )]
+    feature_gates: FeatureGates,
     #[command(subcommand)]
     command: Command,
 }
@@ -124,7 +136,7 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run(args) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt.block_on(run::run(args)),
+            Ok(rt) => rt.block_on(run::run(args, cli.feature_gates)),
             Err(e) => {
                 eprintln!("error: starting the async runtime: {e}");
                 ExitCode::FAILURE
@@ -132,21 +144,26 @@ fn main() -> ExitCode {
         },
         Command::Policy {
             command: PolicyCommand::Check { file },
-        } => policy_check(&file),
-        Command::Simulate(args) => simulate(args),
+        } => policy_check(&file, &cli.feature_gates),
+        Command::Simulate(args) => simulate(args, &cli.feature_gates),
     }
 }
 
-fn load_policy_or_exit(path: Option<&PathBuf>) -> Result<LoadedPolicy, ExitCode> {
+/// The policy file (or the bundled sample) loaded and resolved under `gates`.
+fn load_policy_or_exit(
+    path: Option<&PathBuf>,
+    gates: &FeatureGates,
+) -> Result<LoadedPolicy, ExitCode> {
     let loaded = match path {
         Some(p) => policy::load_policy_file(p),
         None => policy::parse_policy("config/policy-config-file.json (bundled)", DEMO_POLICY),
     };
     match loaded {
-        Ok(l) => {
+        Ok(mut l) => {
             for w in &l.warnings {
                 tracing::warn!("{w}");
             }
+            l.resolved = l.resolved.with_feature_gates(gates);
             Ok(l)
         }
         Err(e) => {
@@ -156,8 +173,8 @@ fn load_policy_or_exit(path: Option<&PathBuf>) -> Result<LoadedPolicy, ExitCode>
     }
 }
 
-fn policy_check(file: &PathBuf) -> ExitCode {
-    match load_policy_or_exit(Some(file)) {
+fn policy_check(file: &PathBuf, gates: &FeatureGates) -> ExitCode {
+    match load_policy_or_exit(Some(file), gates) {
         Ok(l) => {
             // The plugins must also build into a profile (e.g. weights that cannot overflow).
             if let Err(e) = scheduler::Framework::from_policy(&l.resolved) {
@@ -177,8 +194,8 @@ fn policy_check(file: &PathBuf) -> ExitCode {
     }
 }
 
-fn simulate(args: SimulateArgs) -> ExitCode {
-    let loaded = match load_policy_or_exit(args.policy.as_ref()) {
+fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
+    let loaded = match load_policy_or_exit(args.policy.as_ref(), gates) {
         Ok(l) => l,
         Err(code) => return code,
     };

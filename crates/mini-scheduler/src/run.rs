@@ -190,8 +190,8 @@ async fn client_config(args: &RunArgs) -> Result<kube::Config, String> {
     }
 }
 
-/// `mini-scheduler run`.
-pub async fn run(args: RunArgs) -> ExitCode {
+/// `mini-scheduler run`, with the policy resolved under `gates` (`--feature-gates`).
+pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
     if args.leader_elect_resource_lock != "leases" {
         eprintln!(
             "error: --leader-elect-resource-lock={:?}: only \"leases\" is supported (endpoints and configmaps locks were removed from client-go in Kubernetes 1.24)",
@@ -212,7 +212,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
                 for w in &l.warnings {
                     tracing::warn!("{w}");
                 }
-                l.resolved
+                l.resolved.with_feature_gates(&gates)
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -220,7 +220,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
             }
         },
         None => {
-            let d = policy::default_provider();
+            let d = policy::default_provider().with_feature_gates(&gates);
             for n in &d.notes {
                 info!("{n}");
             }
@@ -289,7 +289,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
     // lives as long as this function.
     let (policy_updates, _policy_watcher) = match &args.policy_config_file {
         Some(path) => {
-            match watch_policy_file(path, resolved.clone(), &registry, ReloadConfig::default()) {
+            let cfg = ReloadConfig {
+                feature_gates: gates,
+                ..ReloadConfig::default()
+            };
+            match watch_policy_file(path, resolved.clone(), &registry, cfg) {
                 Ok((updates, watcher)) => (Some(updates), Some(watcher)),
                 Err(e) => {
                     eprintln!("error: {e}");

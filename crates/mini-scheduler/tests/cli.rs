@@ -36,11 +36,111 @@ fn policy_check_prints_the_resolved_plugins() {
         "TaintToleration",
         "NodeResourcesLeastAllocated",
         "NodeResourcesBalancedAllocation",
-        "SelectorSpread",
     ] {
         assert!(stdout.contains(plugin), "{plugin} missing from:\n{stdout}");
     }
     assert!(stdout.contains("EqualPriority"), "{stdout}");
+    // DefaultPodTopologySpread on (v1.22's default): ServiceSpreadingPriority is
+    // PodTopologySpread with the system default constraints.
+    let score_line = |out: &str, priority: &str| -> String {
+        out.lines()
+            .find(|l| l.ends_with(&format!("<- {priority}")))
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        score_line(&stdout, "ServiceSpreadingPriority"),
+        "PodTopologySpread 1",
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("PodTopologySpread  defaultingType=System"),
+        "{stdout}"
+    );
+    let off = run(&[
+        "--feature-gates",
+        "DefaultPodTopologySpread=false",
+        "policy",
+        "check",
+        "config/policy-config-file.json",
+    ]);
+    assert!(off.status.success(), "{}", text(&off.stderr));
+    let off = text(&off.stdout);
+    assert_eq!(
+        score_line(&off, "ServiceSpreadingPriority"),
+        "SelectorSpread 1",
+        "{off}"
+    );
+    assert!(!off.contains("PodTopologySpread"), "{off}");
+}
+
+/// `--feature-gates` as kube-scheduler parses it; a gate it does not know is a flag error.
+#[test]
+fn feature_gates_flag_is_checked() {
+    let out = run(&[
+        "--feature-gates",
+        "CSIStorageCapacity=true",
+        "policy",
+        "check",
+        "config/policy-config-file.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unrecognized feature gate: CSIStorageCapacity"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[
+        "simulate",
+        "--feature-gates",
+        "DefaultPodTopologySpread=maybe",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("invalid value of DefaultPodTopologySpread=maybe"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// The demo's fourth `web` replica under both gate settings. `web` pods sit on node-a1,
+/// node-a2 (zone-a) and node-b1 (zone-b). With the system defaults (hostname maxSkew 3, zone
+/// maxSkew 5; 4 feasible nodes, 2 zones: weights ln 6 and ln 4), the raw scores are
+/// node-a1/a2 ⌊1·ln 6 + 2 + 2·ln 4 + 4⌋ = 10, node-b1 ⌊ln 6 + 2 + ln 4 + 4⌋ = 9, small-a3
+/// ⌊2 + 2·ln 4 + 4⌋ = 8, normalized 100·(10 + 8 − s)/10 = 80, 90, 100, 80 (v1.22
+/// `podtopologyspread/scoring.go`): node-b1's spread lead no longer outweighs node-a2's better
+/// resource scores. With the gate off, SelectorSpread's zone weighting picks node-b1.
+#[test]
+fn default_pod_topology_spread_changes_the_demo_placement_as_v1_22() {
+    let on = run(&["simulate", "--explain"]);
+    assert!(on.status.success(), "{}", text(&on.stderr));
+    let on = text(&on.stdout);
+    assert!(
+        on.contains("Successfully assigned shop/web-7d9f-ddddd to node-a2"),
+        "{on}"
+    );
+    for (node, score) in [
+        ("node-a2", 80),
+        ("node-b1", 90),
+        ("small-a3", 100),
+        ("node-a1", 80),
+    ] {
+        assert!(
+            on.lines()
+                .skip_while(|l| !l.starts_with("shop/web-7d9f-ddddd"))
+                .take_while(|l| !l.starts_with("kube-system/ingress-1"))
+                .any(|l| l.contains(&format!("{node}: total"))
+                    && l.contains(&format!("ServiceSpreadingPriority={score})"))),
+            "{node} {score}:\n{on}"
+        );
+    }
+    let off = run(&["--feature-gates=DefaultPodTopologySpread=false", "simulate"]);
+    assert!(off.status.success(), "{}", text(&off.stderr));
+    assert!(
+        text(&off.stdout).contains("Successfully assigned shop/web-7d9f-ddddd to node-b1"),
+        "{}",
+        text(&off.stdout)
+    );
 }
 
 #[test]
@@ -140,16 +240,21 @@ fn policy_check_prints_the_plugin_args() {
     assert!(stdout.contains("plugin args:"), "{stdout}");
     assert!(
         stdout.contains(
-            "NodeLabel        presentLabels=[foo] absentLabels=[] \
+            "NodeLabel          presentLabels=[foo] absentLabels=[] \
              presentLabelsPreference=[bar] absentLabelsPreference=[foo]"
         ),
         "{stdout}"
     );
     assert!(
         stdout.contains(
-            "ServiceAffinity  affinityLabels=[region] \
+            "ServiceAffinity    affinityLabels=[region] \
              antiAffinityLabelsPreference=[zone, region]"
         ),
+        "{stdout}"
+    );
+    // SelectorSpreadPriority under DefaultPodTopologySpread (on by default).
+    assert!(
+        stdout.contains("PodTopologySpread  defaultingType=System"),
         "{stdout}"
     );
     // Two labelPreference entries of weight 4: weight 4 × 2.

@@ -33,7 +33,7 @@ use tracing::{error, info, warn};
 
 use crate::extender::{Extender, build_extenders};
 use crate::framework::Framework;
-use crate::policy::{self, LoadedPolicy, PolicyError, ResolvedPolicy};
+use crate::policy::{self, FeatureGates, LoadedPolicy, PolicyError, ResolvedPolicy};
 
 /// Quiet period after the last file-system event before the file is read.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
@@ -80,6 +80,8 @@ pub struct ReloadConfig {
     pub debounce: Duration,
     /// Period of the unconditional re-read ([`DEFAULT_RESYNC_PERIOD`]).
     pub resync_period: Duration,
+    /// The process's `--feature-gates`, applied to every version read, as at start.
+    pub feature_gates: FeatureGates,
 }
 
 impl Default for ReloadConfig {
@@ -87,6 +89,7 @@ impl Default for ReloadConfig {
         ReloadConfig {
             debounce: DEFAULT_DEBOUNCE,
             resync_period: DEFAULT_RESYNC_PERIOD,
+            feature_gates: FeatureGates::default(),
         }
     }
 }
@@ -187,16 +190,19 @@ pub struct PolicyReloader {
     generation: u64,
     tx: watch::Sender<Option<Arc<PolicyUpdate>>>,
     metrics: PolicyReloadMetrics,
+    gates: FeatureGates,
 }
 
 impl PolicyReloader {
     /// A reloader for `path`, whose policy in force is `running` (loaded from that file at
-    /// start). The first [`Self::check`] records the file's bytes without publishing anything
-    /// if they still resolve to `running`.
+    /// start and resolved under `gates`, which apply to every version read). The first
+    /// [`Self::check`] records the file's bytes without publishing anything if they still
+    /// resolve to `running`.
     pub fn new(
         path: PathBuf,
         running: ResolvedPolicy,
         metrics: PolicyReloadMetrics,
+        gates: FeatureGates,
     ) -> (PolicyReloader, PolicyUpdates) {
         let (tx, rx) = watch::channel(None);
         (
@@ -208,6 +214,7 @@ impl PolicyReloader {
                 generation: 0,
                 tx,
                 metrics,
+                gates,
             },
             rx,
         )
@@ -224,10 +231,11 @@ impl PolicyReloader {
         {
             return ReloadOutcome::Unchanged;
         }
-        let loaded = match decode(&self.path, &bytes) {
+        let mut loaded = match decode(&self.path, &bytes) {
             Ok(l) => l,
             Err(e) => return self.reject(Some(bytes), e.to_string()),
         };
+        loaded.resolved = loaded.resolved.with_feature_gates(&self.gates);
         if let Some(initial) = self.initial.take()
             && initial == loaded.resolved
         {
@@ -411,7 +419,8 @@ pub fn watch_policy_file(
             None
         }
     };
-    let (reloader, updates) = PolicyReloader::new(path.to_path_buf(), running, metrics);
+    let (reloader, updates) =
+        PolicyReloader::new(path.to_path_buf(), running, metrics, cfg.feature_gates);
     let task = tokio::spawn(reloader.run(rx, cfg));
     Ok((
         updates,
@@ -510,13 +519,21 @@ mod tests {
     }
 
     fn resolved(text: &str) -> ResolvedPolicy {
-        policy::parse_policy("test", text).unwrap().resolved
+        policy::parse_policy("test", text)
+            .unwrap()
+            .resolved
+            .with_feature_gates(&FeatureGates::default())
     }
 
     fn reloader(dir: &ConfigMapDir, running: &str) -> (PolicyReloader, PolicyUpdates, Registry) {
         let registry = Registry::new();
         let metrics = PolicyReloadMetrics::new(&registry).unwrap();
-        let (r, rx) = PolicyReloader::new(dir.file(), resolved(running), metrics);
+        let (r, rx) = PolicyReloader::new(
+            dir.file(),
+            resolved(running),
+            metrics,
+            FeatureGates::default(),
+        );
         (r, rx, registry)
     }
 
@@ -683,6 +700,7 @@ mod tests {
         let cfg = ReloadConfig {
             debounce: Duration::from_millis(500),
             resync_period: Duration::from_secs(60),
+            ..ReloadConfig::default()
         };
         let task = tokio::spawn(r.run(triggers, cfg));
         tokio::task::yield_now().await;
@@ -728,6 +746,7 @@ mod tests {
             debounce: Duration::from_millis(50),
             // Long enough that only the watch can explain a reload within the timeout.
             resync_period: Duration::from_secs(3600),
+            ..ReloadConfig::default()
         };
         let (mut rx, _watcher) =
             watch_policy_file(&dir.file(), resolved(LEAST), &registry, cfg).unwrap();

@@ -82,7 +82,7 @@ pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>
         plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::new(
             args.inter_pod_affinity.hard_pod_affinity_weight,
         )),
-        plugins::pod_topology_spread::NAME => Box::new(plugins::PodTopologySpread::new()),
+        plugins::pod_topology_spread::NAME => Box::new(pod_topology_spread(args)),
         plugins::volume_zone::NAME => Box::new(plugins::VolumeZone),
         plugins::volume_binding::NAME => Box::new(plugins::VolumeBinding::default()),
         plugins::node_volume_limits::NAME => Box::new(plugins::NodeVolumeLimits::default()),
@@ -120,9 +120,19 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
         plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::new(
             args.inter_pod_affinity.hard_pod_affinity_weight,
         )),
-        plugins::pod_topology_spread::NAME => Box::new(plugins::PodTopologySpread::new()),
+        plugins::pod_topology_spread::NAME => Box::new(pod_topology_spread(args)),
         _ => return None,
     })
+}
+
+/// `PodTopologySpread` with its `defaultingType` (List without constraints when unset).
+fn pod_topology_spread(args: &PluginArgs) -> plugins::PodTopologySpread {
+    match args.pod_topology_spread.as_ref().map(|a| a.defaulting_type) {
+        Some(crate::policy::DefaultingType::System) => {
+            plugins::PodTopologySpread::system_defaulting()
+        }
+        Some(crate::policy::DefaultingType::List) | None => plugins::PodTopologySpread::new(),
+    }
 }
 
 impl Framework {

@@ -91,6 +91,26 @@ pub struct NodeResourcesFitArgs {
     pub ignored_resources: Vec<String>,
 }
 
+/// `config.PodTopologySpreadArgs.defaultingType`: where the constraints of a pod without its
+/// own `topologySpreadConstraints` come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DefaultingType {
+    /// `System`: hostname maxSkew 3 and zone maxSkew 5, both `ScheduleAnyway`, selecting the
+    /// pods of the pod's Services / RC / RS / StatefulSet.
+    System,
+    /// `List`: the configured `defaultConstraints`, which a Policy never sets (so none).
+    List,
+}
+
+/// `config.PodTopologySpreadArgs` as the v1.22 Policy translation sets them (only with the
+/// `DefaultPodTopologySpread` feature gate on; see [`super::FeatureGates`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodTopologySpreadArgs {
+    /// `System` or `List`.
+    pub defaulting_type: DefaultingType,
+}
+
 /// The arguments of the plugins of one profile, by plugin (`ConfigProducerArgs` plus the
 /// defaults v1.22 fills in). `None` means the policy configured no arguments for that plugin;
 /// the resolver refuses a profile that runs `NodeLabel`, `ServiceAffinity` or
@@ -111,6 +131,10 @@ pub struct PluginArgs {
     pub inter_pod_affinity: InterPodAffinityArgs,
     /// `NodeResourcesFit`.
     pub node_resources_fit: NodeResourcesFitArgs,
+    /// `PodTopologySpread`; `None` is `defaultingType: List` without constraints (what the
+    /// Policy translation gives with `DefaultPodTopologySpread` off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_topology_spread: Option<PodTopologySpreadArgs>,
 }
 
 /// `field.ErrorList.ToAggregate().Error()`: one message as is, several as `[a, b]`, duplicates

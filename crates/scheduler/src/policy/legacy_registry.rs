@@ -28,10 +28,11 @@
 //!   `New` checks run on the arguments (`NodeLabel` conflicts, `RequestedToCapacityRatio` shape
 //!   and weights, and a plugin configured without the arguments it needs).
 //!
-//! `SelectorSpreadPriority` maps to the `SelectorSpread` plugin: the translation upstream applies
-//! when the `DefaultPodTopologySpread` feature gate is **off** (v1.22 defaults it on and maps the
-//! name to `PodTopologySpread` with system-default constraints instead). mini-scheduler follows the
-//! gate-off mapping, which keeps the legacy Service/RC/RS/StatefulSet spreading semantics.
+//! Resolution gives the translation with the `DefaultPodTopologySpread` feature gate **off**:
+//! `SelectorSpreadPriority` → the `SelectorSpread` plugin. v1.22 defaults the gate on, which maps
+//! the name to `PodTopologySpread` with system-default constraints instead;
+//! [`ResolvedPolicy::with_feature_gates`] (`feature_gates.rs`) applies that, and every caller
+//! that schedules (the binary, the hot reload) calls it with the process's `--feature-gates`.
 //!
 //! Resolution ([`resolve`]) knows every v1.22 name whether or not this build implements its
 //! plugin. [`check_implemented`] then applies what this build has ([`IMPLEMENTED_FILTER_PLUGINS`],
@@ -150,7 +151,8 @@ const SERVICE_AFFINITY_PREDICATE: &str = "CheckServiceAffinity";
 const NODE_LABEL_PREDICATE: &str = "CheckNodeLabelPresence";
 
 /// Priorities registered in v1.22's legacy registry and their score plugin (with
-/// `DefaultPodTopologySpread` off for `SelectorSpreadPriority`). `NodeLabel`, `ServiceAffinity`
+/// `DefaultPodTopologySpread` off for `SelectorSpreadPriority`; see
+/// [`ResolvedPolicy::with_feature_gates`] for the gate-on translation). `NodeLabel`, `ServiceAffinity`
 /// and `RequestedToCapacityRatio` are the keys custom priorities (with an argument) resolve to;
 /// they are registered names too.
 const PRIORITIES: &[(&str, &str)] = &[
@@ -263,7 +265,7 @@ pub const DEFAULT_PROVIDER_SCORES: &[(&str, i64, &str)] = &[
 /// A filter plugin to run, with the legacy names that asked for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedFilter {
-    /// Framework plugin name (after [`check_implemented`]: one of
+    /// Framework plugin name (after `check_implemented`: one of
     /// [`IMPLEMENTED_FILTER_PLUGINS`]).
     pub plugin: &'static str,
     /// Predicate names (as written in the policy, or the canonical name for defaults and
@@ -274,7 +276,7 @@ pub struct ResolvedFilter {
 /// A score plugin to run with its weight, with the legacy names that asked for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedScore {
-    /// Framework plugin name (after [`check_implemented`]: one of
+    /// Framework plugin name (after `check_implemented`: one of
     /// [`IMPLEMENTED_SCORE_PLUGINS`]).
     pub plugin: &'static str,
     /// Multiplier of the plugin's normalized score (0..=100), ≥ 1.
@@ -389,6 +391,17 @@ impl fmt::Display for ResolvedPolicy {
                 ),
             ));
         }
+        if let Some(a) = self
+            .args
+            .pod_topology_spread
+            .as_ref()
+            .filter(|_| self.has_plugin("PodTopologySpread"))
+        {
+            args.push((
+                "PodTopologySpread",
+                format!("defaultingType={:?}", a.defaulting_type),
+            ));
+        }
         if !self.args.node_resources_fit.ignored_resources.is_empty() {
             args.push((
                 "NodeResourcesFit",
@@ -462,7 +475,10 @@ impl fmt::Display for ResolvedPolicy {
 /// [`DEFAULT_PROVIDER_FILTERS`] and [`DEFAULT_PROVIDER_SCORES`], filtered by
 /// [`IMPLEMENTED_FILTER_PLUGINS`] / [`IMPLEMENTED_SCORE_PLUGINS`] (so the defaults grow as
 /// plugins are registered). What is left out is listed in `notes` for callers to log. Plugin
-/// arguments are v1.22's defaults (`InterPodAffinity` hardPodAffinityWeight 1).
+/// arguments are v1.22's defaults (`InterPodAffinity` hardPodAffinityWeight 1). Like a resolved
+/// Policy, this is the gate-off profile: [`ResolvedPolicy::with_feature_gates`] with v1.22's
+/// default gates drops `SelectorSpread` and gives `PodTopologySpread` `defaultingType: System`,
+/// exactly `TestAlgorithmProviderCompatibility`'s list.
 pub fn default_provider() -> ResolvedPolicy {
     let mut omitted_filters = Vec::new();
     let mut filters = Vec::new();
@@ -490,8 +506,8 @@ pub fn default_provider() -> ResolvedPolicy {
         }
     }
     let mut notes = vec![
-        "no policy file: kube-scheduler v1.22's default plugins (DefaultPodTopologySpread off) \
-         restricted to what mini-scheduler implements"
+        "no policy file: kube-scheduler v1.22's default plugins restricted to what \
+         mini-scheduler implements"
             .to_string(),
     ];
     if !omitted_filters.is_empty() {
@@ -652,8 +668,9 @@ fn append_filter(filters: &mut Vec<ResolvedFilter>, plugin: &'static str, names:
 /// `appendToPluginSet` for scores: a plugin already present keeps its place **and its first
 /// weight**. Upstream's comment says "Keep the max weight", but the loop assigns to a copy
 /// (`for _, e := range set.Enabled { ... e.Weight = *weight }`), so the first weight stays. No two
-/// priority keys share a score plugin in mini-scheduler's mapping (`DefaultPodTopologySpread`
-/// off), so the rule only matters if that mapping changes.
+/// priority keys share a score plugin in the gate-off mapping built here; with
+/// `DefaultPodTopologySpread` on, `SelectorSpreadPriority` and `EvenPodsSpreadPriority` do, and
+/// [`ResolvedPolicy::with_feature_gates`] applies the same first-weight rule.
 fn append_score(
     scores: &mut Vec<ResolvedScore>,
     plugin: &'static str,
@@ -1114,6 +1131,8 @@ pub(crate) fn resolve(
             hard_pod_affinity_weight: if hard == 0 { 1 } else { hard },
         },
         node_resources_fit: NodeResourcesFitArgs::default(),
+        // Set by `ResolvedPolicy::with_feature_gates` (gate-off translation here).
+        pod_topology_spread: None,
     };
     let has = |plugin: &str| {
         filters.iter().any(|f: &ResolvedFilter| f.plugin == plugin)

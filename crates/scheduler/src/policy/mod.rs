@@ -35,6 +35,7 @@
 mod args;
 mod decode;
 mod error;
+mod feature_gates;
 mod legacy_registry;
 mod locate;
 mod types;
@@ -46,10 +47,12 @@ mod tests;
 use std::path::Path;
 
 pub use args::{
-    InterPodAffinityArgs, MAX_CUSTOM_PRIORITY_SCORE, NodeLabelArgs, NodeResourcesFitArgs,
-    PluginArgs, RequestedToCapacityRatioArgs, ServiceAffinityArgs,
+    DefaultingType, InterPodAffinityArgs, MAX_CUSTOM_PRIORITY_SCORE, NodeLabelArgs,
+    NodeResourcesFitArgs, PluginArgs, PodTopologySpreadArgs, RequestedToCapacityRatioArgs,
+    ServiceAffinityArgs,
 };
 pub use error::PolicyError;
+pub use feature_gates::{FeatureGateError, FeatureGates};
 pub use legacy_registry::{
     DEFAULT_PROVIDER_FILTERS, DEFAULT_PROVIDER_SCORES, EXTENDERS_IMPLEMENTED,
     IMPLEMENTED_FILTER_PLUGINS, IMPLEMENTED_SCORE_PLUGINS, ResolvedFilter, ResolvedPolicy,

@@ -1167,7 +1167,7 @@ fn yaml_empty_value_is_null_and_bom_is_ignored() {
 }
 
 /// One `*.expected.json` beside a fixture: the resolution kube-scheduler v1.22 gives the policy
-/// (with mini-scheduler's documented `SelectorSpreadPriority` → `SelectorSpread` mapping).
+/// with its default feature gates (`DefaultPodTopologySpread` on).
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Expected {
@@ -1224,7 +1224,11 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
         let text = std::fs::read_to_string(&policy_path).unwrap();
         let loaded = resolve_policy(&policy_path.display().to_string(), &text)
             .unwrap_or_else(|e| panic!("{stem}: {e}"));
-        let r = &loaded.resolved;
+        let gated = loaded
+            .resolved
+            .clone()
+            .with_feature_gates(&FeatureGates::default());
+        let r = &gated;
         let got_filters: Vec<String> = r.filters.iter().map(|f| f.plugin.to_string()).collect();
         assert_eq!(got_filters, exp.filters, "{stem}: filters");
         let got_scores: Vec<ExpectedScore> = r
@@ -1246,8 +1250,10 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
             r.hard_pod_affinity_symmetric_weight, exp.hard_pod_affinity_symmetric_weight,
             "{stem}"
         );
-        match load_policy_file(&policy_path) {
-            Ok(l) => {
+        match load_policy_file(&policy_path)
+            .map(|l| l.resolved.with_feature_gates(&FeatureGates::default()))
+        {
+            Ok(resolved) => {
                 // Loading keeps the resolution, restricted to the implemented plugins (only
                 // defaults are restricted; anything else fails, below).
                 let mut want = r.clone();
@@ -1255,9 +1261,9 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
                     .retain(|f| IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin));
                 want.scores
                     .retain(|s| IMPLEMENTED_SCORE_PLUGINS.contains(&s.plugin));
-                assert_eq!(&l.resolved.filters, &want.filters, "{stem}");
-                assert_eq!(&l.resolved.scores, &want.scores, "{stem}");
-                assert_eq!(&l.resolved.args, &r.args, "{stem}");
+                assert_eq!(&resolved.filters, &want.filters, "{stem}");
+                assert_eq!(&resolved.scores, &want.scores, "{stem}");
+                assert_eq!(&resolved.args, &r.args, "{stem}");
             }
             Err(PolicyError::Unsupported { what, .. }) => {
                 let missing = exp

@@ -9,14 +9,14 @@
 //! `pl.parallelizer`, `nodeaffinity.GetRequiredNodeAffinity`), `pkg/scheduler/apis/config/v1beta2/defaults.go`
 //! (kubernetes/kubernetes @0cd75e8fec62a2531637e80bb950ac9983cac1b0, same defaulting as v1.22).
 //!
-//! Defaulting: with the `DefaultPodTopologySpread` feature gate off — the translation
-//! mini-scheduler follows, `SelectorSpreadPriority` → `SelectorSpread` — v1beta2
-//! `SetDefaults_PodTopologySpreadArgs` sets `defaultingType: List`, and the Policy path
-//! (`defaultPluginConfigArgs` in `factory.go`) passes no `defaultConstraints`, so pods without
-//! `topologySpreadConstraints` get no constraint at all: [`PodTopologySpread::new`]. (With the
-//! gate on, as v1.22 defaults it, `System` defaulting would add hostname/3 and zone/5
-//! `ScheduleAnyway` constraints: [`PodTopologySpread::system_defaulting`], not used by the
-//! Policy translation.)
+//! Defaulting follows the `DefaultPodTopologySpread` feature gate (`policy::FeatureGates`, set
+//! by `--feature-gates`). On, as v1.22 defaults it, `SelectorSpreadPriority` and the default
+//! profile configure `defaultingType: System`: pods without `topologySpreadConstraints` get
+//! hostname/3 and zone/5 `ScheduleAnyway` constraints over the pods their Services / controllers
+//! select ([`PodTopologySpread::system_defaulting`]); `EvenPodsSpreadPriority` alone configures
+//! `List`. Off, v1beta2 `SetDefaults_PodTopologySpreadArgs` sets `defaultingType: List` and the
+//! Policy path passes no `defaultConstraints`, so such pods get no constraint at all
+//! ([`PodTopologySpread::new`]).
 //!
 //! v1.22 behaviours kept on purpose: in PreFilter, the pods of *every* node whose topology value
 //! is a domain of an eligible node are counted, including nodes the pod's node affinity/selector
