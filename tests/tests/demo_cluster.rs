@@ -8,11 +8,18 @@ use std::path::PathBuf;
 use scheduler::policy;
 use scheduler::sim::{self, Cluster, PodOutcome, PodStatus, SimulationConfig};
 
+/// `simulate` as the binary runs it: the sample policy under the default feature gates.
 fn run(seed: u64, explain: bool) -> Vec<PodOutcome> {
+    run_with(seed, explain, &policy::FeatureGates::default())
+}
+
+fn run_with(seed: u64, explain: bool, gates: &policy::FeatureGates) -> Vec<PodOutcome> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut cluster = Cluster::default();
     sim::files::read_cluster_file(&mut cluster, &root.join("config/demo-cluster.yaml")).unwrap();
-    let loaded = policy::load_policy_file(&root.join("config/policy-config-file.json")).unwrap();
+    let mut loaded =
+        policy::load_policy_file(&root.join("config/policy-config-file.json")).unwrap();
+    loaded.resolved = loaded.resolved.with_feature_gates(gates);
     let cfg = SimulationConfig {
         scheduler_name: "mini-scheduler".into(),
         seed,
@@ -58,9 +65,21 @@ fn demo_placements_follow_the_predicates() {
     );
     assert_eq!(pods["default/other-scheduler"].status, PodStatus::Skipped);
     assert_eq!(pods["default/besteffort"].status, PodStatus::Scheduled);
-    // The ReplicaSet's replicas spread to zone eu-west-b, which has none yet.
+    // The ReplicaSet's third replica goes to zone eu-west-b, which has none yet. The fourth:
+    // PodTopologySpread's system defaults (DefaultPodTopologySpread on, v1.22's default) still
+    // prefer node-b1 (90 against 80) but not by enough to beat node-a2's resource scores; the
+    // SelectorSpread plugin (gate off) weighs the zone more and keeps it on node-b1.
+    assert_eq!(pods["shop/web-7d9f-ccccc"].node.as_deref(), Some("node-b1"));
+    assert_eq!(pods["shop/web-7d9f-ddddd"].node.as_deref(), Some("node-a2"));
+    let off = by_name(&run_with(
+        0,
+        false,
+        &policy::FeatureGates {
+            default_pod_topology_spread: false,
+        },
+    ));
     for p in ["shop/web-7d9f-ccccc", "shop/web-7d9f-ddddd"] {
-        assert_eq!(pods[p].node.as_deref(), Some("node-b1"), "{p}");
+        assert_eq!(off[p].node.as_deref(), Some("node-b1"), "{p}");
     }
 }
 

@@ -37,17 +37,18 @@ struct Cli {
     #[arg(long, global = true, env = "MINI_SCHEDULER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
     /// kube-scheduler feature gates that change what a policy resolves to, as `Name=bool`
-    /// pairs separated by commas. Known: DefaultPodTopologySpread (v1.22 default true:
-    /// SelectorSpreadPriority and the default profile spread with PodTopologySpread's system
-    /// default constraints; false: with the SelectorSpread plugin).
+    /// pairs separated by commas; repeatable. Known: DefaultPodTopologySpread (v1.22 default
+    /// true: SelectorSpreadPriority and the default profile spread with PodTopologySpread's
+    /// system default constraints; false: with the SelectorSpread plugin), AllAlpha, AllBeta.
     #[arg(
         long,
         global = true,
         env = "MINI_SCHEDULER_FEATURE_GATES",
         value_name = "NAME=BOOL,...",
-        default_value = "DefaultPodTopologySpread=true"
+        action = clap::ArgAction::Append,
+        value_parser = feature_gates_arg
     )]
-    feature_gates: FeatureGates,
+    feature_gates: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -122,8 +123,21 @@ struct SimulateArgs {
     openb_pods: Option<PathBuf>,
 }
 
+/// One `--feature-gates` value, checked on its own (the values are merged in order, as
+/// pflag does with repeated flags: the last value of a gate wins).
+fn feature_gates_arg(v: &str) -> Result<String, policy::FeatureGateError> {
+    v.parse::<FeatureGates>().map(|_| v.to_string())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let gates = match cli.feature_gates.join(",").parse::<FeatureGates>() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: --feature-gates: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
@@ -136,7 +150,7 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run(args) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt.block_on(run::run(args, cli.feature_gates)),
+            Ok(rt) => rt.block_on(run::run(args, gates)),
             Err(e) => {
                 eprintln!("error: starting the async runtime: {e}");
                 ExitCode::FAILURE
@@ -144,8 +158,8 @@ fn main() -> ExitCode {
         },
         Command::Policy {
             command: PolicyCommand::Check { file },
-        } => policy_check(&file, &cli.feature_gates),
-        Command::Simulate(args) => simulate(args, &cli.feature_gates),
+        } => policy_check(&file, &gates),
+        Command::Simulate(args) => simulate(args, &gates),
     }
 }
 

@@ -90,6 +90,21 @@ fn feature_gates_flag_is_checked() {
         "{}",
         text(&out.stderr)
     );
+    // Repeated flags merge, the last value of a gate winning (pflag).
+    let out = run(&[
+        "--feature-gates=DefaultPodTopologySpread=false",
+        "policy",
+        "check",
+        "--feature-gates",
+        "AllBeta=false,DefaultPodTopologySpread=true",
+        "config/policy-config-file.json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("PodTopologySpread  defaultingType=System"),
+        "{}",
+        text(&out.stdout)
+    );
     let out = run(&[
         "simulate",
         "--feature-gates",

@@ -382,7 +382,9 @@ impl std::fmt::Debug for PolicyWatcher {
     }
 }
 
-/// Start watching `path` (whose policy in force is `running`): registers the reload metrics
+/// Start watching `path` (whose policy in force is `running`, resolved under
+/// `cfg.feature_gates` with [`ResolvedPolicy::with_feature_gates`] as every version read will
+/// be; an ungated `running` makes the first check publish the file again): registers the reload metrics
 /// in `registry`, watches the file's directory, and spawns the [`PolicyReloader`] on the
 /// current tokio runtime. Keep the returned [`PolicyWatcher`] alive as long as reloads should
 /// happen; pass the [`PolicyUpdates`] to the scheduler (`RunConfig::policy_updates`).

@@ -12,8 +12,13 @@
 //! translation; [`ResolvedPolicy::with_feature_gates`] turns it into the gate-on one, which is
 //! what every caller that schedules applies.
 //!
-//! Parsing follows `k8s.io/component-base/featuregate` (`featureGate.Set`): `Name=bool` pairs
-//! separated by commas, Go's `strconv.ParseBool` spellings, and its error texts.
+//! Parsing follows `k8s.io/component-base/featuregate` (`featureGate.Set` / `SetFromMap`):
+//! `Name=bool` pairs separated by commas, Go's `strconv.ParseBool` spellings, every value checked
+//! before any name, the last of duplicate names winning, `AllAlpha` / `AllBeta` setting the alpha
+//! / beta gates not named explicitly (`DefaultPodTopologySpread` is beta in v1.22), and
+//! component-base's error texts (the unrecognized-gate one adds the gates mini-scheduler
+//! knows). Other v1.22 gates are refused as unrecognized: none of them changes a Policy's
+//! translation, and accepting them silently would suggest they do something here.
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,6 +28,10 @@ use super::legacy_registry::ResolvedPolicy;
 
 /// The gate's name, as kube-scheduler spells it.
 pub const DEFAULT_POD_TOPOLOGY_SPREAD: &str = "DefaultPodTopologySpread";
+/// component-base's pseudo-gate for every alpha gate (none of mini-scheduler's).
+const ALL_ALPHA: &str = "AllAlpha";
+/// component-base's pseudo-gate for every beta gate not named explicitly.
+const ALL_BETA: &str = "AllBeta";
 
 /// The feature gates mini-scheduler knows, with kube-scheduler v1.22's defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +67,9 @@ pub enum FeatureGateError {
         value: String,
     },
     /// A gate mini-scheduler does not know.
-    #[error("unrecognized feature gate: {0} (mini-scheduler knows: {DEFAULT_POD_TOPOLOGY_SPREAD})")]
+    #[error(
+        "unrecognized feature gate: {0} (mini-scheduler knows: {DEFAULT_POD_TOPOLOGY_SPREAD}, {ALL_ALPHA}, {ALL_BETA})"
+    )]
     Unrecognized(String),
 }
 
@@ -81,7 +92,9 @@ impl FromStr for FeatureGates {
     /// [`FeatureGateError`] for a pair without `=`, a value that is not a Go bool, or an unknown
     /// gate.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut gates = FeatureGates::default();
+        // `Set`: every pair parsed into a map (the last duplicate wins) before `SetFromMap`
+        // looks at the names.
+        let mut pairs: Vec<(String, bool)> = Vec::new();
         for item in s.split(',').filter(|i| !i.is_empty()) {
             let mut kv = item.splitn(2, '=');
             let name = kv.next().unwrap_or_default().trim().to_string();
@@ -94,10 +107,25 @@ impl FromStr for FeatureGates {
                     value: value.to_string(),
                 });
             };
+            pairs.retain(|(n, _)| *n != name);
+            pairs.push((name, on));
+        }
+        let mut gates = FeatureGates::default();
+        let mut all_beta = None;
+        let mut explicit = false;
+        for (name, on) in pairs {
             match name.as_str() {
-                DEFAULT_POD_TOPOLOGY_SPREAD => gates.default_pod_topology_spread = on,
+                DEFAULT_POD_TOPOLOGY_SPREAD => {
+                    gates.default_pod_topology_spread = on;
+                    explicit = true;
+                }
+                ALL_ALPHA => {}
+                ALL_BETA => all_beta = Some(on),
                 _ => return Err(FeatureGateError::Unrecognized(name)),
             }
+        }
+        if let Some(on) = all_beta.filter(|_| !explicit) {
+            gates.default_pod_topology_spread = on;
         }
         Ok(gates)
     }
@@ -125,10 +153,14 @@ impl ResolvedPolicy {
     ///   its score.
     ///
     /// Filters are unchanged: the system default constraints are all `ScheduleAnyway`.
+    ///
+    /// Expects the resolution as [`super::resolve_policy`], [`super::load_policy_file`] or
+    /// [`super::default_provider`] give it; a result that already carries
+    /// `PodTopologySpread` arguments (gates applied) is returned unchanged.
     #[must_use]
     pub fn with_feature_gates(mut self, gates: &FeatureGates) -> ResolvedPolicy {
         use crate::framework::plugins::{pod_topology_spread, selector_spread};
-        if !gates.default_pod_topology_spread {
+        if !gates.default_pod_topology_spread || self.args.pod_topology_spread.is_some() {
             return self;
         }
         let spread = self
@@ -239,9 +271,42 @@ mod tests {
         );
         assert_eq!(
             "CSIStorageCapacity=true".parse::<FeatureGates>().map_err(|e| e.to_string()),
-            Err("unrecognized feature gate: CSIStorageCapacity (mini-scheduler knows: DefaultPodTopologySpread)".to_string())
+            Err("unrecognized feature gate: CSIStorageCapacity (mini-scheduler knows: DefaultPodTopologySpread, AllAlpha, AllBeta)".to_string())
         );
         assert_eq!(OFF.to_string().parse(), Ok(OFF));
+        // Values are checked before names, as `Set` builds its map before `SetFromMap`.
+        assert!(matches!(
+            "Foo=true,DefaultPodTopologySpread=maybe".parse::<FeatureGates>(),
+            Err(FeatureGateError::InvalidValue { .. })
+        ));
+        // AllBeta sets the beta gates not named; an explicit value wins in any order.
+        assert_eq!("AllBeta=false".parse(), Ok(OFF));
+        assert_eq!("AllAlpha=true".parse(), Ok(ON));
+        assert_eq!(
+            "DefaultPodTopologySpread=true,AllBeta=false".parse(),
+            Ok(ON)
+        );
+        assert_eq!(
+            "AllBeta=false,DefaultPodTopologySpread=true".parse(),
+            Ok(ON)
+        );
+    }
+
+    /// Applying the gates twice is applying them once (the hot reload compares resolutions).
+    #[test]
+    fn with_feature_gates_is_idempotent() {
+        for priorities in [
+            r#"[{"name":"SelectorSpreadPriority","weight":1}]"#,
+            r#"[{"name":"SelectorSpreadPriority","weight":5},{"name":"EvenPodsSpreadPriority","weight":2}]"#,
+            r#"[{"name":"EvenPodsSpreadPriority","weight":2}]"#,
+            "null",
+            "[]",
+        ] {
+            let once = policy(priorities).with_feature_gates(&ON);
+            assert_eq!(once.clone().with_feature_gates(&ON), once, "{priorities}");
+        }
+        let once = default_provider().with_feature_gates(&ON);
+        assert_eq!(once.clone().with_feature_gates(&ON), once);
     }
 
     /// legacy_registry.go (v1.20–v1.22) with the gate on: `SelectorSpreadPriority` →
