@@ -50,7 +50,8 @@ impl Default for FeatureGates {
     }
 }
 
-/// A `--feature-gates` value that does not parse; the texts are component-base's.
+/// A `--feature-gates` value that does not parse; the texts are component-base's (the
+/// unrecognized-gate one also names the gates mini-scheduler knows).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeatureGateError {
     /// `Name` without `=value`.
