@@ -367,16 +367,26 @@ async fn one_replica_places_a_batch_as_simulate_does() {
             .iter()
             .all(|w| w.code == 201 && w.client == "replica-1")
     );
-    // One observation per extension point and scheduled pod; PreScore and Score only for
-    // the pods that had more than one feasible node.
+    // One observation per extension point reached in each attempt, whatever its outcome:
+    // PreFilter and Filter in every attempt (all Success: not fitting is no error), PreScore
+    // and Score only for the pods that had more than one feasible node.
+    // (A cycle observes its extension points before it counts the attempt: compare once the
+    // two agree, i.e. between cycles.)
     let ext = "scheduler_framework_extension_point_duration_seconds";
-    for point in ["PreFilter", "Filter"] {
-        assert_eq!(
-            r.metric(ext, &[("extension_point", point)]),
-            scheduled.len() as f64,
-            "{point}"
-        );
-    }
+    let attempts = || r.metric("scheduler_schedule_attempts_total", &[]);
+    let observed =
+        |point: &str| r.metric(ext, &[("extension_point", point), ("status", "Success")]);
+    wait_for(
+        "one PreFilter and Filter observation per attempt",
+        WAIT,
+        || observed("PreFilter") == attempts() && observed("Filter") == attempts(),
+    )
+    .await;
+    assert!(
+        attempts() >= (scheduled.len() + unschedulable.len()) as f64,
+        "{}",
+        attempts()
+    );
     let scored = r.metric(ext, &[("extension_point", "Score")]);
     assert!(
         scored >= 1.0 && scored <= scheduled.len() as f64,
@@ -784,10 +794,16 @@ async fn unschedulable_pod_is_scheduled_when_a_node_is_added() {
         Some("True")
     );
     assert_bound_under(&api, &["large".to_string()], "replica-1");
-    // The only feasible node is taken without scoring (v1.22): no PreScore, no Score.
+    // Three attempts (unschedulable twice, then scheduled), each observed at PreFilter and
+    // Filter; the only feasible node is taken without scoring (v1.22): no PreScore, no Score.
     let ext = "scheduler_framework_extension_point_duration_seconds";
-    assert_eq!(r.metric(ext, &[("extension_point", "PreFilter")]), 1.0);
-    assert_eq!(r.metric(ext, &[("extension_point", "Filter")]), 1.0);
+    for point in ["PreFilter", "Filter"] {
+        assert_eq!(
+            r.metric(ext, &[("extension_point", point), ("status", "Success")]),
+            3.0,
+            "{point}"
+        );
+    }
     assert_eq!(r.metric(ext, &[("extension_point", "PreScore")]), 0.0);
     assert_eq!(r.metric(ext, &[("extension_point", "Score")]), 0.0);
     let status_writes: Vec<_> = api

@@ -155,15 +155,26 @@ pub struct ScheduleResult {
     /// What the filters' Reserve decided for the chosen node (e.g. VolumeBinding's PV/PVC
     /// bindings), for the caller to assume with the pod.
     pub reservations: Vec<crate::framework::Reservation>,
-    /// Time spent in the PreFilter plugins (the metric's `PreFilter` extension point).
-    pub pre_filter_duration: std::time::Duration,
-    /// Time spent filtering the nodes, after PreFilter (`Filter`; v1.22 times the whole
-    /// `findNodesThatPassFilters` the same way, not each node).
-    pub filter_duration: std::time::Duration,
-    /// Time spent in the PreScore plugins (`PreScore`).
-    pub pre_score_duration: std::time::Duration,
-    /// Time spent in Score + NormalizeScore, the weights and the host selection (`Score`).
-    pub score_duration: std::time::Duration,
+}
+
+/// Time and outcome of each extension point the last [`Algorithm::schedule`] call ran, for
+/// `scheduler_framework_extension_point_duration_seconds{extension_point, status}` (v1.22
+/// observes them whatever the cycle's outcome); `None` for a point the cycle did not reach.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CycleTimings {
+    /// The PreFilter plugins, with the status code they ended on (`Success`, or the rejecting
+    /// plugin's `Unschedulable` / `UnschedulableAndUnresolvable` / `Error`).
+    pub pre_filter: Option<(std::time::Duration, Code)>,
+    /// Filtering the nodes (plugins only, not extenders): v1.22 times the whole
+    /// `findNodesThatPassFilters`, not each node; `Error` when a filter failed with an error,
+    /// else `Success` (nodes that do not fit are not errors).
+    pub filter: Option<(std::time::Duration, Code)>,
+    /// The PreScore plugins; absent when only one node was feasible (v1.22 returns it without
+    /// scoring).
+    pub pre_score: Option<(std::time::Duration, Code)>,
+    /// Score + NormalizeScore, the weights and the host selection; absent as `pre_score`, and
+    /// when a PreScore plugin failed.
+    pub score: Option<(std::time::Duration, Code)>,
 }
 
 /// `totals[j] += w * f([(alloc, requested) of cpu, of memory])` for each feasible node `j`,
@@ -231,8 +242,11 @@ pub struct Algorithm {
     chunk: Vec<u32>,
     totals: Vec<i64>,
     plugin_scores: Vec<i64>,
-    /// PreScore time of the current cycle, summed over the score plugins.
+    /// PreScore time of the current cycle, summed over the score plugins, and whether one of
+    /// them failed.
     pre_score_duration: std::time::Duration,
+    pre_score_failed: bool,
+    timings: CycleTimings,
     active: Vec<usize>,
     state: CycleState,
     extenders: Vec<Arc<dyn Extender>>,
@@ -251,10 +265,17 @@ impl Algorithm {
             totals: Vec::new(),
             plugin_scores: Vec::new(),
             pre_score_duration: std::time::Duration::ZERO,
+            pre_score_failed: false,
+            timings: CycleTimings::default(),
             active: Vec::new(),
             state: CycleState::new(),
             extenders: Vec::new(),
         }
+    }
+
+    /// What the last [`Self::schedule`] call spent in each extension point.
+    pub fn last_timings(&self) -> &CycleTimings {
+        &self.timings
     }
 
     /// The extenders every cycle consults, in call order (see
@@ -296,6 +317,7 @@ impl Algorithm {
         pod: &PodInfo,
         explain: bool,
     ) -> Result<ScheduleResult, ScheduleError> {
+        self.timings = CycleTimings::default();
         let n = snapshot.len();
         if n == 0 {
             return Err(ScheduleError::NoNodesAvailable);
@@ -317,6 +339,7 @@ impl Algorithm {
                 Code::Success => active.push(i),
                 Code::Skip => {}
                 Code::Unschedulable | Code::UnschedulableAndUnresolvable => {
+                    self.timings.pre_filter = Some((cycle_start.elapsed(), s.code));
                     let s = s.with_plugin(f.name());
                     let node_to_status = nodes
                         .iter()
@@ -329,6 +352,7 @@ impl Algorithm {
                     }));
                 }
                 _ => {
+                    self.timings.pre_filter = Some((cycle_start.elapsed(), Code::Error));
                     // v1.22 RunPreFilterPlugins: `running PreFilter plugin %q: %w`.
                     return Err(ScheduleError::ExtensionPoint {
                         plugin: f.name().into(),
@@ -342,7 +366,7 @@ impl Algorithm {
             }
         }
 
-        let pre_filter_duration = cycle_start.elapsed();
+        self.timings.pre_filter = Some((cycle_start.elapsed(), Code::Success));
         let filter_start = std::time::Instant::now();
 
         // When every active filter has a fast check, the combined check decides most nodes.
@@ -472,7 +496,16 @@ impl Algorithm {
         // An Error status from a Filter aborts the attempt (v1.22 `RunFilterPlugins` returns it
         // as `running %q filter plugin: %w`, `findNodesThatPassFilters` as the cycle's error);
         // only failures are scanned.
-        if let Some((_, s)) = self.failed.iter().find(|(_, s)| s.code == Code::Error) {
+        let filter_error = self.failed.iter().find(|(_, s)| s.code == Code::Error);
+        self.timings.filter = Some((
+            filter_start.elapsed(),
+            if filter_error.is_some() {
+                Code::Error
+            } else {
+                Code::Success
+            },
+        ));
+        if let Some((_, s)) = filter_error {
             return Err(ScheduleError::ExtensionPoint {
                 plugin: s.plugin.into(),
                 message: format!("running {:?} filter plugin: {}", s.plugin, s.message()),
@@ -545,13 +578,20 @@ impl Algorithm {
             }));
         }
 
-        let filter_duration = filter_start.elapsed();
         let score_start = std::time::Instant::now();
         let feasible = std::mem::take(&mut self.candidates);
         self.pre_score_duration = std::time::Duration::ZERO;
+        self.pre_score_failed = false;
         let result = self.prioritize_and_select(fwk, snapshot, pod, &feasible, explain);
-        let pre_score_duration = self.pre_score_duration;
-        let score_duration = score_start.elapsed().saturating_sub(pre_score_duration);
+        if feasible.len() > 1 {
+            let pre_score = self.pre_score_duration;
+            let score = score_start.elapsed().saturating_sub(pre_score);
+            let code = |ok: bool| if ok { Code::Success } else { Code::Error };
+            self.timings.pre_score = Some((pre_score, code(!self.pre_score_failed)));
+            if !self.pre_score_failed {
+                self.timings.score = Some((score, code(result.is_ok())));
+            }
+        }
         self.candidates = feasible;
         let (chosen, scores) = result?;
         let node = &nodes[chosen as usize];
@@ -580,10 +620,6 @@ impl Algorithm {
             scores,
             diagnosis,
             reservations,
-            pre_filter_duration,
-            filter_duration,
-            pre_score_duration,
-            score_duration,
         })
     }
 
@@ -621,6 +657,7 @@ impl Algorithm {
                 let pre_score_start = std::time::Instant::now();
                 let mode = p.pre_score(&mut self.state, pod, snapshot, feasible);
                 self.pre_score_duration += pre_score_start.elapsed();
+                self.pre_score_failed = mode.is_err();
                 let mode = mode.map_err(plugin_err)?;
                 self.plugin_scores.clear();
                 match mode {
@@ -1890,12 +1927,92 @@ mod tests {
         }
         let snap = snapshot(vec![node("n1")], &[]);
         let fwk = framework_of(vec![Box::new(Broken)], false);
-        let e = Algorithm::new(100, 1)
+        let mut algo = Algorithm::new(100, 1);
+        let e = algo
             .schedule(&fwk, &snap, &pod("p").info(), false)
             .unwrap_err();
         assert_eq!(
             e.to_string(),
             "running PreFilter plugin \"VolumeBinding\": error getting PVC \"default/c\": could not find it"
+        );
+        // RunPreFilterPlugins observes its duration with the Error code; nothing else ran.
+        assert_eq!(
+            codes(algo.last_timings()),
+            [Some(Code::Error), None, None, None]
+        );
+    }
+
+    fn codes(t: &CycleTimings) -> [Option<Code>; 4] {
+        [t.pre_filter, t.filter, t.pre_score, t.score].map(|x| x.map(|(_, c)| c))
+    }
+
+    /// The extension points each outcome reaches, as v1.22 observes them
+    /// (`scheduler_framework_extension_point_duration_seconds`): RunPreFilterPlugins,
+    /// findNodesThatPassFilters (Success unless a filter errs: nodes that do not fit are no
+    /// error), RunPreScorePlugins and RunScorePlugins (not run for a single feasible node).
+    #[test]
+    fn cycle_timings_cover_the_points_the_cycle_reached() {
+        use Code::{Error, Success, UnschedulableAndUnresolvable};
+        let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+        let big =
+            |n: &str| node(n).allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]);
+        let small = pod("a").container(&[("cpu", "1")]).info();
+        let mut algo = Algorithm::new(100, 1);
+
+        let two = snapshot(vec![big("n1"), big("n2")], &[]);
+        algo.schedule(&fwk, &two, &small, false).unwrap();
+        assert_eq!(codes(algo.last_timings()), [Some(Success); 4]);
+
+        let one = snapshot(vec![big("n1")], &[]);
+        algo.schedule(&fwk, &one, &small, false).unwrap();
+        assert_eq!(
+            codes(algo.last_timings()),
+            [Some(Success), Some(Success), None, None]
+        );
+
+        let huge = pod("h").container(&[("cpu", "100")]).info();
+        assert!(matches!(
+            algo.schedule(&fwk, &two, &huge, false),
+            Err(ScheduleError::Fit(_))
+        ));
+        assert_eq!(
+            codes(algo.last_timings()),
+            [Some(Success), Some(Success), None, None]
+        );
+
+        let empty = snapshot(vec![], &[]);
+        assert!(matches!(
+            algo.schedule(&fwk, &empty, &small, false),
+            Err(ScheduleError::NoNodesAvailable)
+        ));
+        assert_eq!(codes(algo.last_timings()), [None; 4]);
+
+        // A PreFilter that rejects the pod ends PreFilter with its code.
+        struct Rejects;
+        impl crate::framework::FilterPlugin for Rejects {
+            fn name(&self) -> &'static str {
+                "Rejects"
+            }
+            fn pre_filter(&self, _: &mut CycleState, _: &PodInfo, _: &Snapshot) -> Status {
+                Status::new(UnschedulableAndUnresolvable, "never")
+            }
+            fn filter(&self, _: &CycleState, _: &PodInfo, _: &NodeInfo) -> Status {
+                Status::success()
+            }
+        }
+        let rejecting = framework_of(vec![Box::new(Rejects)], false);
+        assert!(algo.schedule(&rejecting, &two, &small, false).is_err());
+        assert_eq!(
+            codes(algo.last_timings()),
+            [Some(UnschedulableAndUnresolvable), None, None, None]
+        );
+
+        // A filter Error: Filter ends with Error.
+        let broken = framework_of(vec![ByName::boxed("Broken", Error, &["n1"])], false);
+        assert!(algo.schedule(&broken, &two, &small, false).is_err());
+        assert_eq!(
+            codes(algo.last_timings()),
+            [Some(Success), Some(Error), None, None]
         );
     }
 }

@@ -915,6 +915,22 @@ impl Scheduler {
             let (algo, fwk, snapshot) = (&mut self.algo, &self.fwk, self.cache.snapshot());
             blocking(|| algo.schedule(fwk, snapshot, &pod, false))
         };
+        // Each extension point the cycle reached, whatever its outcome (v1.22 observes them in
+        // RunPreFilterPlugins, findNodesThatPassFilters, RunPreScorePlugins, RunScorePlugins).
+        let t = self.algo.last_timings();
+        for (point, timing) in [
+            ("PreFilter", t.pre_filter),
+            ("Filter", t.filter),
+            ("PreScore", t.pre_score),
+            ("Score", t.score),
+        ] {
+            if let Some((d, code)) = timing {
+                self.metrics
+                    .extension_point_duration
+                    .with_label_values(&[point, code.as_str(), PROFILE])
+                    .observe(d.as_secs_f64());
+            }
+        }
         match result {
             Ok(r) => {
                 let gpu = (pod.gpu.count > 0).then(|| r.gpu_indexes.clone());
@@ -989,22 +1005,6 @@ impl Scheduler {
                     .schedule_attempts
                     .with_label_values(&["scheduled", PROFILE])
                     .inc();
-                let ext = &self.metrics.extension_point_duration;
-                // v1.22 returns the only feasible node before prioritizeNodes: no PreScore
-                // or Score is run, so none is observed.
-                let scored = if r.feasible_nodes > 1 { 4 } else { 2 };
-                for (point, d) in [
-                    ("PreFilter", r.pre_filter_duration),
-                    ("Filter", r.filter_duration),
-                    ("PreScore", r.pre_score_duration),
-                    ("Score", r.score_duration),
-                ]
-                .into_iter()
-                .take(scored)
-                {
-                    ext.with_label_values(&[point, "Success", PROFILE])
-                        .observe(d.as_secs_f64());
-                }
                 self.metrics
                     .scheduling_attempt_duration
                     .with_label_values(&["scheduled", PROFILE])

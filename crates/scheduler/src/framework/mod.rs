@@ -42,6 +42,20 @@ pub enum Code {
     Skip,
 }
 
+impl Code {
+    /// The name upstream's `Code.String()` gives (the `status` label of the framework metrics).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Success => "Success",
+            Code::Error => "Error",
+            Code::Unschedulable => "Unschedulable",
+            Code::UnschedulableAndUnresolvable => "UnschedulableAndUnresolvable",
+            Code::Wait => "Wait",
+            Code::Skip => "Skip",
+        }
+    }
+}
+
 /// The outcome of running a plugin (`framework.Status`): a code, human-readable reasons (the
 /// texts that end up in `FailedScheduling` events) and the name of the plugin that produced it.
 #[derive(Debug, Clone, PartialEq, Eq)]
