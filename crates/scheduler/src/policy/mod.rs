@@ -12,7 +12,9 @@
 //!
 //! Resolution ([`resolve_policy`]) covers every v1.22 name and builds the plugin arguments
 //! ([`PluginArgs`]); loading ([`parse_policy`], [`load_policy_file`]) then keeps the result to the
-//! plugins this build implements.
+//! plugins this build implements. Both give the translation with the feature gates off;
+//! [`ResolvedPolicy::with_feature_gates`] applies `--feature-gates` (v1.22 defaults
+//! `DefaultPodTopologySpread` on).
 //!
 //! Every error message starts with `file:line:column:`. Deviations from v1.22, all reported:
 //! the singular key `predicate` is accepted as `predicates` with a warning; names whose plugin
@@ -107,7 +109,11 @@ pub fn load_policy_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
 }
 
 /// Decodes, validates and resolves a policy held in memory; `source_name` names it in messages.
-/// The result runs only plugins this build implements.
+/// The result runs only plugins this build implements, and is the translation with every
+/// feature gate off: apply [`ResolvedPolicy::with_feature_gates`] with the process's
+/// `--feature-gates` (v1.22's defaults: [`FeatureGates::default`]) before scheduling with it, as
+/// the binary does. The same holds for [`load_policy_file`], [`resolve_policy`] and
+/// [`default_provider`].
 ///
 /// Errors: everything [`resolve_policy`] returns, then [`PolicyError::Unsupported`] for the
 /// first entry (predicates, priorities, extenders) whose plugin this build lacks.
