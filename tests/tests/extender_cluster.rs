@@ -60,6 +60,43 @@ fn policy_with_extender_timeout(url: &str, timeout: Duration) -> scheduler::poli
         .resolved
 }
 
+/// The extender's bind verb done as a binding extender does it: `POST pods/<PodName>/binding`
+/// to the API double (as the extender's own client), answering the API's error as the
+/// `ExtenderBindingResult` error.
+async fn bind_as_extender(client: kube::Client, args: &Value) -> Reply {
+    let name = args["PodName"].as_str().unwrap_or_default().to_string();
+    let ns = args["PodNamespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let binding = Binding {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(ns.clone()),
+            uid: args["PodUID"].as_str().map(str::to_string),
+            ..Default::default()
+        },
+        target: ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Node".into()),
+            name: args["Node"].as_str().map(str::to_string),
+            ..Default::default()
+        },
+    };
+    match Api::<Pod>::namespaced(client, &ns)
+        .create_subresource::<_, kube::core::Status>(
+            "binding",
+            &name,
+            &PostParams::default(),
+            &binding,
+        )
+        .await
+    {
+        Ok(_) => Reply::ok(json!({})),
+        Err(e) => Reply::ok(json!({"Error": e.to_string()})),
+    }
+}
+
 /// Filter: no widgets on node-a; pod `widget-broken` gets an `Error`. Prioritize: node-c best.
 /// Bind: `POST pods/<name>/binding` to the API double as client `extender`, except for
 /// `widget-refused`, whose binding the extender refuses with an `Error`.
@@ -93,34 +130,7 @@ fn extender_handler(client: kube::Client) -> Handler {
                     if b["PodName"] == "widget-refused" {
                         return Reply::ok(json!({"Error": "no widget left for widget-refused"}));
                     }
-                    let name = b["PodName"].as_str().unwrap_or_default().to_string();
-                    let ns = b["PodNamespace"].as_str().unwrap_or_default().to_string();
-                    let binding = Binding {
-                        metadata: ObjectMeta {
-                            name: Some(name.clone()),
-                            namespace: Some(ns.clone()),
-                            uid: b["PodUID"].as_str().map(str::to_string),
-                            ..Default::default()
-                        },
-                        target: ObjectReference {
-                            api_version: Some("v1".into()),
-                            kind: Some("Node".into()),
-                            name: b["Node"].as_str().map(str::to_string),
-                            ..Default::default()
-                        },
-                    };
-                    let r = Api::<Pod>::namespaced(client, &ns)
-                        .create_subresource::<_, kube::core::Status>(
-                            "binding",
-                            &name,
-                            &PostParams::default(),
-                            &binding,
-                        )
-                        .await;
-                    match r {
-                        Ok(_) => Reply::ok(json!({})),
-                        Err(e) => Reply::ok(json!({"Error": e.to_string()})),
-                    }
+                    bind_as_extender(client, b).await
                 }
                 _ => Reply {
                     status: 404,
@@ -305,31 +315,7 @@ async fn failed_binding_is_judged_against_the_pods_own_cycle() {
                             release.notified().await;
                             return Reply::ok(json!({"Error": "widget controller restarting"}));
                         }
-                        let node = call.body["Node"].as_str().unwrap_or_default().to_string();
-                        let binding = Binding {
-                            metadata: ObjectMeta {
-                                name: Some("widget-slow".into()),
-                                ..Default::default()
-                            },
-                            target: ObjectReference {
-                                api_version: Some("v1".into()),
-                                kind: Some("Node".into()),
-                                name: Some(node),
-                                ..Default::default()
-                            },
-                        };
-                        match Api::<Pod>::namespaced(client, "default")
-                            .create_subresource::<_, kube::core::Status>(
-                                "binding",
-                                "widget-slow",
-                                &PostParams::default(),
-                                &binding,
-                            )
-                            .await
-                        {
-                            Ok(_) => Reply::ok(json!({})),
-                            Err(e) => Reply::ok(json!({"Error": e.to_string()})),
-                        }
+                        bind_as_extender(client, &call.body).await
                     }
                     _ => Reply {
                         status: 404,
