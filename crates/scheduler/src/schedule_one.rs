@@ -172,8 +172,9 @@ pub struct CycleTimings {
     /// The PreScore plugins; absent when only one node was feasible (v1.22 returns it without
     /// scoring).
     pub pre_score: Option<(std::time::Duration, Code)>,
-    /// Score + NormalizeScore, the weights and the host selection; absent as `pre_score`, and
-    /// when a PreScore plugin failed.
+    /// Score + NormalizeScore, the weights and the host selection (not the extenders'
+    /// prioritize calls, as upstream's `RunScorePlugins`); absent as `pre_score`, and when a
+    /// PreScore plugin failed.
     pub score: Option<(std::time::Duration, Code)>,
 }
 
@@ -246,6 +247,8 @@ pub struct Algorithm {
     /// them failed.
     pre_score_duration: std::time::Duration,
     pre_score_failed: bool,
+    /// Time the extenders' prioritize calls took in the current cycle (not part of `Score`).
+    extender_score_duration: std::time::Duration,
     timings: CycleTimings,
     active: Vec<usize>,
     state: CycleState,
@@ -266,6 +269,7 @@ impl Algorithm {
             plugin_scores: Vec::new(),
             pre_score_duration: std::time::Duration::ZERO,
             pre_score_failed: false,
+            extender_score_duration: std::time::Duration::ZERO,
             timings: CycleTimings::default(),
             active: Vec::new(),
             state: CycleState::new(),
@@ -582,10 +586,13 @@ impl Algorithm {
         let feasible = std::mem::take(&mut self.candidates);
         self.pre_score_duration = std::time::Duration::ZERO;
         self.pre_score_failed = false;
+        self.extender_score_duration = std::time::Duration::ZERO;
         let result = self.prioritize_and_select(fwk, snapshot, pod, &feasible, explain);
         if feasible.len() > 1 {
             let pre_score = self.pre_score_duration;
-            let score = score_start.elapsed().saturating_sub(pre_score);
+            let score = score_start
+                .elapsed()
+                .saturating_sub(pre_score + self.extender_score_duration);
             let code = |ok: bool| if ok { Code::Success } else { Code::Error };
             self.timings.pre_score = Some((pre_score, code(!self.pre_score_failed)));
             if !self.pre_score_failed {
@@ -768,7 +775,9 @@ impl Algorithm {
         if m > 1 && !self.extenders.is_empty() {
             let input: Vec<&NodeInfo> = feasible.iter().map(|&i| &nodes[i as usize]).collect();
             let scale = MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY;
+            let extenders_start = std::time::Instant::now();
             let scored = extender::prioritize_with_extenders(&self.extenders, pod, &input);
+            self.extender_score_duration = extenders_start.elapsed();
             if !scored.is_empty() && uniform_total != 0 {
                 // Unbounded extender scores can wrap: the uniform plugin part, left out of the
                 // totals above because a constant cannot change the order, must be in them now
