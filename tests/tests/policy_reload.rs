@@ -12,14 +12,16 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, PostParams};
-use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
+use scheduler::controller::reload::{
+    PolicyUpdates, PolicyWatcher, ReloadConfig, watch_policy_file,
+};
 use scheduler::controller::replica::ReplicaConfig;
 use serde_json::json;
 use tests::apiserver::ApiServer;
 use tests::configmap::ConfigMapVolume;
 use tests::extender::{ExtenderServer, Reply, node_names, sync_handler};
 use tests::objects;
-use tests::replica::{metric, run_config, spawn_replica_with_config};
+use tests::replica::{ReplicaHandle, metric, run_config, spawn_replica_with_config};
 
 const MOST: &str = r#"{"kind": "Policy", "apiVersion": "v1",
  "predicates": [{"name": "PodFitsResources"}],
@@ -71,47 +73,77 @@ async fn schedule(api: &ApiServer, name: &str) -> String {
     bound.unwrap()
 }
 
+/// One replica (no election) whose `--policy-config-file` is a ConfigMap volume `volume_name`
+/// holding `initial`, watched for reloads, against an API double with node-a and node-b.
+struct Reloading {
+    api: ApiServer,
+    volume: ConfigMapVolume,
+    registry: prometheus::Registry,
+    /// The test's own view of what was published (the scheduler has its own receiver).
+    published: PolicyUpdates,
+    replica: ReplicaHandle,
+    _watcher: PolicyWatcher,
+}
+
+impl Reloading {
+    async fn start(volume_name: &str, initial: &str) -> Reloading {
+        let api = ApiServer::start().await;
+        api.seed(&node("node-a")).unwrap();
+        api.seed(&node("node-b")).unwrap();
+        let volume = ConfigMapVolume::new(volume_name, "policy-config-file.json", initial);
+        let path = volume.file();
+        let started_with = scheduler::policy::load_policy_file(&path)
+            .unwrap()
+            .resolved
+            .with_feature_gates(&scheduler::policy::FeatureGates::default());
+        let registry = prometheus::Registry::new();
+        let cfg = ReloadConfig {
+            debounce: Duration::from_millis(50),
+            // Only the file-system watch can explain a reload within a test.
+            resync_period: Duration::from_secs(3600),
+            ..ReloadConfig::default()
+        };
+        let (updates, watcher) =
+            watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();
+        let published = updates.clone();
+        let mut run = run_config("replica-1");
+        run.policy = started_with;
+        run.policy_updates = Some(updates);
+        let replica = spawn_replica_with_config(
+            &api,
+            "replica-1",
+            ReplicaConfig {
+                run,
+                election: None,
+                election_client: None,
+            },
+            registry.clone(),
+        )
+        .await;
+        Reloading {
+            api,
+            volume,
+            registry,
+            published,
+            replica,
+            _watcher: watcher,
+        }
+    }
+
+    /// Writes `policy` into the ConfigMap and waits until it is published.
+    async fn reload(&mut self, policy: &str, what: &str) {
+        self.volume.update(policy);
+        tokio::time::timeout(Duration::from_secs(20), self.published.changed())
+            .await
+            .unwrap_or_else(|_| panic!("{what} is published"))
+            .unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
-    let api = ApiServer::start().await;
-    api.seed(&node("node-a")).unwrap();
-    api.seed(&node("node-b")).unwrap();
-    let mut volume = ConfigMapVolume::new(
-        "mini-scheduler-policy-reload",
-        "policy-config-file.json",
-        MOST,
-    );
-    let path = volume.file();
-    let started_with = scheduler::policy::load_policy_file(&path)
-        .unwrap()
-        .resolved
-        .with_feature_gates(&scheduler::policy::FeatureGates::default());
-
-    let registry = prometheus::Registry::new();
-    let cfg = ReloadConfig {
-        debounce: Duration::from_millis(50),
-        // Only the file-system watch can explain a reload within this test.
-        resync_period: Duration::from_secs(3600),
-        ..ReloadConfig::default()
-    };
-    let (updates, _watcher) =
-        watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();
-    // The test's own view of what was published (the scheduler gets its own receiver).
-    let mut published = updates.clone();
-    let mut run = run_config("replica-1");
-    run.policy = started_with;
-    run.policy_updates = Some(updates);
-    let replica = spawn_replica_with_config(
-        &api,
-        "replica-1",
-        ReplicaConfig {
-            run,
-            election: None,
-            election_client: None,
-        },
-        registry.clone(),
-    )
-    .await;
+    let mut t = Reloading::start("mini-scheduler-policy-reload", MOST).await;
+    let registry = t.registry.clone();
     let reloads = |result: &str| {
         metric(
             &registry,
@@ -121,9 +153,9 @@ async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
     };
 
     // MostRequested packs: the second pod joins the first.
-    let first = schedule(&api, "packed-1").await;
+    let first = schedule(&t.api, "packed-1").await;
     assert_eq!(
-        schedule(&api, "packed-2").await,
+        schedule(&t.api, "packed-2").await,
         first,
         "MostRequested packs"
     );
@@ -134,26 +166,22 @@ async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
     };
 
     // The ConfigMap changes to LeastRequested: the next pod goes to the emptier node.
-    volume.update(LEAST);
-    tokio::time::timeout(Duration::from_secs(20), published.changed())
-        .await
-        .expect("the new policy is published")
-        .unwrap();
+    t.reload(LEAST, "the new policy").await;
     assert_eq!(reloads("success"), 1.0);
     assert_eq!(
-        schedule(&api, "spread-1").await,
+        schedule(&t.api, "spread-1").await,
         other,
         "LeastRequested spreads: the reloaded policy is in force"
     );
 
     // A broken version: counted, logged, and the running policy (LeastRequested) stays.
-    volume.update(BAD);
+    t.volume.update(BAD);
     wait_for("the failed reload to be counted", || {
         reloads("failure") == 1.0
     })
     .await;
     assert!(
-        !published.has_changed().unwrap(),
+        !t.published.has_changed().unwrap(),
         "nothing published for a bad file"
     );
     assert_eq!(
@@ -161,25 +189,21 @@ async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
         1.0
     );
     // node `first` holds 2 cpu, `other` 1: LeastRequested picks `other`, MostRequested would not.
-    assert_eq!(schedule(&api, "spread-2").await, other);
+    assert_eq!(schedule(&t.api, "spread-2").await, other);
     assert!(
-        !replica.join.is_finished(),
+        !t.replica.join.is_finished(),
         "a bad reload never stops the replica"
     );
 
     // Fixed again: reloaded, the flag clears.
-    volume.update(MOST);
-    tokio::time::timeout(Duration::from_secs(20), published.changed())
-        .await
-        .expect("the fixed policy is published")
-        .unwrap();
+    t.reload(MOST, "the fixed policy").await;
     assert_eq!(reloads("success"), 2.0);
     assert_eq!(
         metric(&registry, "scheduler_policy_file_rejected", &[]),
         0.0
     );
-    replica.join.abort();
-    api.shutdown().await;
+    t.replica.join.abort();
+    t.api.shutdown().await;
 }
 
 /// A reloaded policy brings its extenders: a filter extender added by a reload constrains the
@@ -187,44 +211,9 @@ async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
 /// only the framework, so the extenders of the policy the replica started with stayed in force.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reloaded_policy_swaps_its_extenders_in_and_out() {
-    let api = ApiServer::start().await;
-    api.seed(&node("node-a")).unwrap();
-    api.seed(&node("node-b")).unwrap();
-    let mut volume = ConfigMapVolume::new(
-        "mini-scheduler-policy-reload-extenders",
-        "policy-config-file.json",
-        LEAST,
-    );
-    let path = volume.file();
-    let started_with = scheduler::policy::load_policy_file(&path)
-        .unwrap()
-        .resolved
-        .with_feature_gates(&scheduler::policy::FeatureGates::default());
-    let registry = prometheus::Registry::new();
-    let cfg = ReloadConfig {
-        debounce: Duration::from_millis(50),
-        resync_period: Duration::from_secs(3600),
-        ..ReloadConfig::default()
-    };
-    let (updates, _watcher) =
-        watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();
-    let mut published = updates.clone();
-    let mut run = run_config("replica-1");
-    run.policy = started_with;
-    run.policy_updates = Some(updates);
-    let replica = spawn_replica_with_config(
-        &api,
-        "replica-1",
-        ReplicaConfig {
-            run,
-            election: None,
-            election_client: None,
-        },
-        registry.clone(),
-    )
-    .await;
+    let mut t = Reloading::start("mini-scheduler-policy-reload-extenders", LEAST).await;
 
-    let first = schedule(&api, "first").await;
+    let first = schedule(&t.api, "first").await;
     let other = if first == "node-a" {
         "node-b"
     } else {
@@ -251,13 +240,10 @@ async fn reloaded_policy_swaps_its_extenders_in_and_out() {
 "#,
         ext.url()
     );
-    volume.update(&with_extender);
-    tokio::time::timeout(Duration::from_secs(20), published.changed())
-        .await
-        .expect("the policy with the extender is published")
-        .unwrap();
+    t.reload(&with_extender, "the policy with the extender")
+        .await;
     assert_eq!(
-        schedule(&api, "filtered").await,
+        schedule(&t.api, "filtered").await,
         first,
         "the reloaded extender's filter is in force"
     );
@@ -265,13 +251,9 @@ async fn reloaded_policy_swaps_its_extenders_in_and_out() {
     assert!(filter_calls >= 1, "the extender was called");
 
     // Back to the policy without extenders: `other` (1 pod less) wins again, no more calls.
-    volume.update(LEAST);
-    tokio::time::timeout(Duration::from_secs(20), published.changed())
-        .await
-        .expect("the policy without extenders is published")
-        .unwrap();
-    assert_eq!(schedule(&api, "unfiltered").await, other);
+    t.reload(LEAST, "the policy without extenders").await;
+    assert_eq!(schedule(&t.api, "unfiltered").await, other);
     assert_eq!(ext.calls_of("filter").len(), filter_calls);
-    replica.join.abort();
-    api.shutdown().await;
+    t.replica.join.abort();
+    t.api.shutdown().await;
 }
