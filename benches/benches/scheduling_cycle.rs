@@ -16,7 +16,7 @@ use benches::{
     perf_pods, perf_snapshot, sample_policy, topology_pods, topology_policy, topology_snapshot,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use scheduler::{Algorithm, Framework};
+use scheduler::{Algorithm, Framework, PodInfo, Snapshot};
 
 fn bench_cycle(c: &mut Criterion) {
     let policy = sample_policy();
@@ -29,29 +29,7 @@ fn bench_cycle(c: &mut Criterion) {
         let capacity = nodes * 20;
         let pods = perf_pods(capacity);
         group.bench_function(format!("sample_policy/{nodes}_nodes/all_scored"), |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                let mut snapshot = perf_snapshot(nodes);
-                let mut algo = Algorithm::new(100, 1);
-                let mut next = 0usize;
-                for _ in 0..iters {
-                    if next == capacity {
-                        snapshot = perf_snapshot(nodes);
-                        next = 0;
-                    }
-                    let pod = &pods[next];
-                    next += 1;
-                    let start = Instant::now();
-                    #[allow(clippy::expect_used)]
-                    let r = algo
-                        .schedule(&fwk, &snapshot, pod, false)
-                        .expect("perf pod fits");
-                    // Assume: account the pod on the chosen node (no copy of the pod).
-                    let _ = snapshot.add_pod(Arc::clone(pod), Some(&r.node), None);
-                    total += start.elapsed();
-                }
-                total
-            });
+            b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes)));
         });
     }
     bench_topology(&mut group);
@@ -65,29 +43,39 @@ fn bench_topology(group: &mut criterion::BenchmarkGroup<'_, criterion::measureme
     let capacity = nodes * 4;
     let pods = topology_pods(capacity);
     group.bench_function(format!("topology_policy/{nodes}_nodes/all_scored"), |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            let mut snapshot = topology_snapshot(nodes);
-            let mut algo = Algorithm::new(100, 1);
-            let mut next = 0usize;
-            for _ in 0..iters {
-                if next == capacity {
-                    snapshot = topology_snapshot(nodes);
-                    next = 0;
-                }
-                let pod = &pods[next];
-                next += 1;
-                let start = Instant::now();
-                #[allow(clippy::expect_used)]
-                let r = algo
-                    .schedule(&fwk, &snapshot, pod, false)
-                    .expect("topology pod fits");
-                let _ = snapshot.add_pod(Arc::clone(pod), Some(&r.node), None);
-                total += start.elapsed();
-            }
-            total
-        });
+        b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || topology_snapshot(nodes)));
     });
+}
+
+/// Time of `iters` scheduling cycles, each assuming its pod on the chosen node (no copy of the
+/// pod): the pods are taken in order from `pods`, and the cluster is rebuilt with `fresh` (not
+/// timed) whenever all of them have been placed, so every measured pod schedules.
+fn timed_cycles(
+    iters: u64,
+    fwk: &Framework,
+    pods: &[Arc<PodInfo>],
+    fresh: impl Fn() -> Snapshot,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut snapshot = fresh();
+    let mut algo = Algorithm::new(100, 1);
+    let mut next = 0usize;
+    for _ in 0..iters {
+        if next == pods.len() {
+            snapshot = fresh();
+            next = 0;
+        }
+        let pod = &pods[next];
+        next += 1;
+        let start = Instant::now();
+        #[allow(clippy::expect_used)]
+        let r = algo
+            .schedule(fwk, &snapshot, pod, false)
+            .expect("bench pod fits");
+        let _ = snapshot.add_pod(Arc::clone(pod), Some(&r.node), None);
+        total += start.elapsed();
+    }
+    total
 }
 
 criterion_group! {
