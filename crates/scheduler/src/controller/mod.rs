@@ -938,16 +938,7 @@ impl Scheduler {
                     // v1.22 scheduleOne: PodScheduleError, then recordSchedulingFailure(...,
                     // err, SchedulerError, "") — "most probably the result of a bug".
                     error!(pod = %key, error = %e, "Assume failed");
-                    self.metrics
-                        .schedule_attempts
-                        .with_label_values(&["error", PROFILE])
-                        .inc();
-                    self.requeue(qp);
-                    self.report_failure_with_reason(
-                        pod.pod.clone(),
-                        e.to_string(),
-                        REASON_SCHEDULER_ERROR,
-                    );
+                    self.scheduler_error(qp, e.to_string());
                     return;
                 }
                 // Reserve: VolumeBinding's PV/PVC bindings, assumed with the pod.
@@ -979,18 +970,9 @@ impl Scheduler {
                                     );
                                     warn!(pod = %key, error = %message, "Reserve failed");
                                     let _ = self.cache.forget_pod(&pod);
-                                    self.metrics
-                                        .schedule_attempts
-                                        .with_label_values(&["error", PROFILE])
-                                        .inc();
-                                    self.requeue(qp);
                                     // v1.22 scheduleOne: recordSchedulingFailure(...,
                                     // sts.AsError(), SchedulerError, "") after Reserve.
-                                    self.report_failure_with_reason(
-                                        pod.pod.clone(),
-                                        message,
-                                        REASON_SCHEDULER_ERROR,
-                                    );
+                                    self.scheduler_error(qp, message);
                                     return;
                                 }
                             }
@@ -1043,6 +1025,19 @@ impl Scheduler {
                 self.report_failure(pod.pod.clone(), message);
             }
         }
+    }
+
+    /// An attempt that failed after the algorithm chose a node (assume, Reserve): counted as
+    /// `result="error"`, requeued, and reported as FailedScheduling with `PodScheduled=False,
+    /// reason SchedulerError` (v1.22 `PodScheduleError` + `recordSchedulingFailure`).
+    fn scheduler_error(&mut self, qp: QueuedPodInfo, message: String) {
+        self.metrics
+            .schedule_attempts
+            .with_label_values(&["error", PROFILE])
+            .inc();
+        let pod = qp.pod.pod.clone();
+        self.requeue(qp);
+        self.report_failure_with_reason(pod, message, REASON_SCHEDULER_ERROR);
     }
 
     fn requeue(&mut self, qp: QueuedPodInfo) {
