@@ -622,15 +622,17 @@ impl Lock for MemoryLock {
         let generation = lock_unpoisoned(&self.faults.state).drop_generation;
         let (pending, rx) = self
             .call(LockOp::Watch, |s| {
-                let from = if resource_version.is_empty() || resource_version == "0" {
-                    s.resource_version()
-                } else {
-                    resource_version.parse::<u64>().map_err(|_| {
-                        LockErrorKind::Invalid(format!(
-                            "resourceVersion: Invalid value: {resource_version:?}"
-                        ))
-                    })?
-                };
+                // "" or "0": start at the current state, sent as a synthetic ADDED.
+                if resource_version.is_empty() || resource_version == "0" {
+                    let (_, rx) = s.subscribe(&key, s.resource_version())?;
+                    let current = s.get(&key.0, &key.1).map(LeaseEvent::Added);
+                    return Ok((current.into_iter().collect(), rx));
+                }
+                let from = resource_version.parse::<u64>().map_err(|_| {
+                    LockErrorKind::Invalid(format!(
+                        "resourceVersion: Invalid value: {resource_version:?}"
+                    ))
+                })?;
                 s.subscribe(&key, from)
             })
             .await?;
@@ -714,6 +716,73 @@ mod tests {
         store.delete("ns", "l");
         assert!(a.update(updated).await.unwrap_err().is_not_found());
         assert_eq!(store.write_count(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watch_replays_resumes_expires_and_ends_at_its_timeout() {
+        use futures::StreamExt;
+        let store = MemoryLeaseStore::new();
+        let a = store.lock("ns", "l");
+        let other = store.lock("ns", "m");
+        other.create(lease("x")).await.unwrap();
+        let listed = a.list().await.unwrap();
+        assert_eq!(
+            (listed.lease, listed.resource_version.as_str()),
+            (None, "1")
+        );
+        let created = a.create(lease("a")).await.unwrap();
+        let mut upd = created.clone();
+        upd.spec = lease("b").spec;
+        let updated = a.update(upd).await.unwrap();
+        // From the list's version: ADDED then MODIFIED, nothing of the other Lease.
+        let mut w = a.watch("1").await.unwrap();
+        assert_eq!(w.next().await.unwrap().unwrap(), LeaseEvent::Added(created));
+        assert_eq!(
+            w.next().await.unwrap().unwrap(),
+            LeaseEvent::Modified(updated.clone())
+        );
+        // Live: DELETED carries the delete's resourceVersion; a bookmark the current one.
+        store.delete("ns", "l");
+        match w.next().await.unwrap().unwrap() {
+            LeaseEvent::Deleted(l) => {
+                assert_eq!(l.metadata.resource_version.as_deref(), Some("4"));
+            }
+            e => panic!("unexpected {e:?}"),
+        }
+        store.bookmark();
+        let bookmark = w.next().await.unwrap().unwrap();
+        assert_eq!(bookmark.resource_version(), Some("4"));
+        // Resuming from a version older than the history is 410 Gone; from the latest is fine.
+        store.compact();
+        assert!(a.watch("3").await.err().unwrap().is_gone());
+        let mut resumed = a.watch("4").await.unwrap();
+        a.create(lease("c")).await.unwrap();
+        assert!(matches!(
+            resumed.next().await.unwrap().unwrap(),
+            LeaseEvent::Added(_)
+        ));
+        // The server ends a watch after its timeout; dropped watches end with an error.
+        assert!(matches!(
+            w.next().await.unwrap().unwrap(),
+            LeaseEvent::Added(_)
+        ));
+        let t0 = tokio::time::Instant::now();
+        assert!(w.next().await.is_none());
+        assert_eq!(t0.elapsed(), WATCH_TIMEOUT);
+        a.faults().drop_watches();
+        assert!(resumed.next().await.unwrap().is_err());
+        assert!(resumed.next().await.is_none());
+        a.faults().fail_watches(true);
+        assert!(a.watch("5").await.is_err());
+        assert!(a.list().await.is_ok());
+        assert_eq!(a.faults().calls_of(LockOp::Watch), 4);
+        // From "0": the current state as a synthetic ADDED, as the API server sends it.
+        a.faults().fail_watches(false);
+        let mut from_zero = a.watch("0").await.unwrap();
+        match from_zero.next().await.unwrap().unwrap() {
+            LeaseEvent::Added(l) => assert_eq!(l.metadata.resource_version.as_deref(), Some("5")),
+            e => panic!("unexpected {e:?}"),
+        }
     }
 
     #[tokio::test(start_paused = true)]
