@@ -1,7 +1,9 @@
 //! Three copies of the election crate's example (`crates/election/examples/elect.rs`, the Rust
 //! twin of client-go's leader-election example) against the in-memory API test double: exactly
 //! one prints `Controller loop...`, the others `new leader elected: <it>`; Ctrl-C (SIGINT) on
-//! the leader releases the Lease and another copy takes over within one jittered retry period.
+//! the leader releases the Lease and another copy, watching the Lease, takes it over long before
+//! the 60 s lease could have expired. (Real time: generous bounds; the exact ones are pinned on
+//! the paused clock in `crates/election/tests/elector.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Stdio;
@@ -104,7 +106,7 @@ async fn three_copies_elect_one_leader_and_hand_over_on_ctrl_c() {
         }
     }
 
-    // Ctrl-C on the leader: it releases, another copy acquires within 2.2 × retry (5 s).
+    // Ctrl-C on the leader: it releases, another copy sees it through its watch and acquires.
     let pid = copies[leader].child.id().unwrap();
     let sent = std::process::Command::new("kill")
         .args(["-INT", &pid.to_string()])
@@ -116,12 +118,11 @@ async fn three_copies_elect_one_leader_and_hand_over_on_ctrl_c() {
         .expect("the leader exits after Ctrl-C")
         .unwrap();
     assert!(status.success(), "{status:?}");
-    let released_at = tokio::time::Instant::now();
+    // Well before the 60 s lease could expire: the release was taken over, not the expiry.
     wait_until("another copy takes over", Duration::from_secs(15), || {
         holder(&api).is_some_and(|h| !h.is_empty() && h != leader_id)
     })
     .await;
-    assert!(released_at.elapsed() < Duration::from_secs(12));
     let new_leader = holder(&api).unwrap();
     let next = copies.iter().position(|c| c.id == new_leader).unwrap();
     wait_until(

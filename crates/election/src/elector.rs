@@ -437,7 +437,8 @@ impl<L: Lock> LeaderElector<L> {
 
     /// Opens the follower's watch: a `WATCH` from `resume`, or (without one, or on 410) a
     /// field-selected `LIST`, whose Lease is observed, then a `WATCH` from the list's
-    /// `resourceVersion`.
+    /// `resourceVersion`. On failure the watch stays down (polling) and is retried later, from
+    /// the same `resume` if resuming failed.
     async fn open_watch(&mut self, resume: Option<String>, failures: u32) -> WatchMode {
         if let Some(rv) = resume {
             match self.call(LockOp::Watch, self.lock.watch(&rv)).await {
@@ -452,7 +453,8 @@ impl<L: Lock> LeaderElector<L> {
                 Err(e) if e.is_gone() => {
                     debug!(lease = %self.desc, error = %e, "lease watch expired, listing again");
                 }
-                Err(e) => return self.watch_down(e, None, failures),
+                // Retry from the same resourceVersion (kube's watcher does too); 410 lists.
+                Err(e) => return self.watch_down(e, Some(rv), failures),
             }
         }
         let list = match self.call(LockOp::List, self.lock.list()).await {
