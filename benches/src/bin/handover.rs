@@ -12,10 +12,11 @@
 //!   arrive every `--pod-interval-ms` from the signal on. Measured from the double's write
 //!   record: release write → the new leader's acquisition, and release write → its first
 //!   accepted Binding (target ≤ 0.5 s).
-//! - SIGKILL: no release. Measured: kill → the new holder's acquisition write (target ≤ lease
-//!   duration + retry period = 17 s), the old leader's last renewal → that acquisition (≈ the
-//!   lease duration: followers see every renewal through their watch), and acquisition → the
-//!   new leader's first Binding of the pods created right after the kill.
+//! - SIGKILL, at a random point of the leader's renewal period (seeded, `--seed`): no release.
+//!   Measured: kill → the new holder's acquisition write (target ≤ lease duration + retry
+//!   period = 17 s), the old leader's last renewal → that acquisition (≈ the lease duration:
+//!   followers see every renewal through their watch), and acquisition → the new leader's first
+//!   Binding of the pods created right after the kill.
 //!
 //! Prints min / median / max of each over the runs, and whether the targets held. The double
 //! runs in this process (2 worker threads), the replicas in their own processes.
@@ -27,6 +28,8 @@ use std::time::{Duration, Instant, SystemTime};
 use benches::{perf_node, perf_pod};
 use clap::Parser;
 use k8s_openapi::api::coordination::v1::Lease;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
 use tests::apiserver::{ApiServer, WriteRecord};
 use tokio::process::{Child, Command};
 
@@ -63,6 +66,9 @@ struct Args {
     /// Interval of pod creation during a SIGTERM run, milliseconds.
     #[arg(long, default_value_t = 10)]
     pod_interval_ms: u64,
+    /// Seed of the random delay before each SIGKILL (uniform in one retry period).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 struct Replica {
@@ -265,7 +271,11 @@ impl Bench {
 
     /// One SIGKILL run: (kill → acquisition, last renewal → acquisition, acquisition → first
     /// Binding).
-    async fn sigkill_run(&mut self) -> Result<(Duration, Duration, Duration), String> {
+    async fn sigkill_run(
+        &mut self,
+        delay: Duration,
+    ) -> Result<(Duration, Duration, Duration), String> {
+        tokio::time::sleep(delay).await;
         let li = self.leader_index().ok_or("no leader")?;
         let old = self.holder().ok_or("no leader")?;
         let seen = self.api.writes().len() as u64;
@@ -416,6 +426,7 @@ async fn main() -> ExitCode {
         dir.display()
     );
     let interval = Duration::from_millis(args.pod_interval_ms.max(1));
+    let mut rng = StdRng::seed_from_u64(args.seed);
     let (mut acq, mut first_bind) = (Vec::new(), Vec::new());
     let (mut kill_acq, mut renewal_acq, mut acq_bind) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..args.runs {
@@ -437,7 +448,8 @@ async fn main() -> ExitCode {
             }
         }
         if do_kill {
-            match bench.sigkill_run().await {
+            let delay = RETRY_PERIOD.mul_f64(rng.random_range(0.0..1.0));
+            match bench.sigkill_run(delay).await {
                 Ok((k, r, b)) => {
                     eprintln!(
                         "SIGKILL run {run}: acquired {:.3} s after the kill, {:.3} s after the last renewal; first Binding {:.1} ms later",
