@@ -101,14 +101,11 @@ fn seed_sample_loads_with_singular_key_warning() {
         "config/policies/pass/seed-singular-predicate.json:4:2: key \"predicate\" is not a Policy \
          field; treating it as \"predicates\" (kube-scheduler v1.18+ rejects this file; rename the key)"
     );
-    // The product's own copy, when the shared data is checked out beside the repo.
-    let shared = repo_root().join("../shared/data/samples/policy-config-file.seed.json");
-    if shared.exists() {
-        let loaded = load_policy_file(&shared).unwrap();
-        assert_sample_resolution(&loaded.resolved);
-        assert!(loaded.warnings[0].contains(":4:2: key \"predicate\" is not a Policy field"));
-        assert_eq!(loaded.policy, embedded.policy);
-    }
+    // The same file read from disk (the product's old sample, kept byte-for-byte as this fixture).
+    let loaded = load_policy_file(&fixture("pass/seed-singular-predicate.json")).unwrap();
+    assert_sample_resolution(&loaded.resolved);
+    assert!(loaded.warnings[0].contains(":4:2: key \"predicate\" is not a Policy field"));
+    assert_eq!(loaded.policy, embedded.policy);
 }
 
 #[test]
