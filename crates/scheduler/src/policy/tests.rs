@@ -1198,10 +1198,12 @@ struct ExpectedScore {
 
 /// The corpus transcribed from kube-scheduler's own tables: every `pass/*.expected.json`
 /// (`compat-*`: `compatibility_test.go` @05c351a9037bd79bf88c56171a951c3097b658da
-/// `TestCompatibility_v1_Scheduler`, every case; `factory-*`: `factory_test.go`
-/// `TestCreateFromConfig`) is compared with the resolution of the policy beside it: filter
-/// order, score plugins and weights, plugin args, extenders. Loading the same file then either
-/// succeeds or fails only because a plugin or extenders are not in this build yet.
+/// `TestCompatibility_v1_Scheduler`, every case, and v1.22's `TestPolicyCompatibility` case
+/// "all predicates and priorities"; `factory-*`: `factory_test.go` `TestCreateFromConfig`) is
+/// compared with the resolution of the policy beside it: filter order, score plugins and
+/// weights, plugin args, extenders. Loading the same file then either succeeds or fails only
+/// because a plugin or extenders are not in this build yet, and its extenders build as
+/// `policy check` and `run` build them (v1.22 accepts every one of these files).
 #[test]
 fn upstream_policy_corpus_resolves_as_v1_22() {
     let mut n = 0;
@@ -1239,6 +1241,9 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
         assert_eq!(got_scores, exp.scores, "{stem}: scores");
         assert_eq!(r.args, exp.args, "{stem}: args");
         assert_eq!(r.extenders, exp.extenders, "{stem}: extenders");
+        if let Err(e) = crate::extender::build_extenders(&r.extenders) {
+            panic!("{stem}: {e}");
+        }
         assert_eq!(
             r.always_check_all_predicates, exp.always_check_all_predicates,
             "{stem}"
@@ -1283,8 +1288,63 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
     }
     assert_eq!(
         n,
-        15 + 3,
-        "compatibility_test.go has 15 cases, factory_test.go 3"
+        15 + 1 + 3,
+        "compatibility_test.go has 15 cases (v1.22's table one more), factory_test.go 3"
+    );
+}
+
+/// v1.22's `compatibility_test.go` case "all predicates and priorities": its extender's
+/// `"urlPrefix": "/prefix"` is accepted with a warning naming the field, the value and the
+/// error every call gets in Go.
+#[test]
+fn url_prefix_without_a_scheme_is_accepted_with_a_warning() {
+    let rel = "pass/compat-all-predicates-and-priorities.json";
+    let loaded = resolve_policy(
+        &format!("config/policies/{rel}"),
+        &std::fs::read_to_string(fixture(rel)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(loaded.resolved.extenders[0].url_prefix, "/prefix");
+    assert_eq!(
+        loaded.warnings,
+        [
+            "config/policies/pass/compat-all-predicates-and-priorities.json:48:24: \
+             extenders[0].urlPrefix \"/prefix\" is not an http:// or https:// URL with a host: \
+             kube-scheduler v1.22 accepts it, and every call to this extender fails \
+             (Post \"/prefix/filter\": unsupported protocol scheme \"\"); the extender is \
+             ignorable, so it is skipped"
+        ]
+    );
+    // Not ignorable: the pods fail; no verb: never called, no warning; a URL Go sends: none.
+    let yaml = |prefix: &str, extra: &str| {
+        format!("kind: Policy\napiVersion: v1\nextenders:\n- urlPrefix: {prefix:?}\n{extra}")
+    };
+    let w = parse_policy("p.yaml", &yaml("localhost:8888", "  bindVerb: bind\n"))
+        .unwrap()
+        .warnings;
+    assert_eq!(
+        w,
+        [
+            "p.yaml:4:14: extenders[0].urlPrefix \"localhost:8888\" is not an http:// or https:// \
+             URL with a host: kube-scheduler v1.22 accepts it, and every call to this extender \
+             fails (Post \"localhost:8888/bind\": unsupported protocol scheme \"localhost\"); the \
+             extender is not ignorable, so every pod it is asked about fails with that error"
+        ]
+    );
+    assert!(
+        parse_policy("p.yaml", &yaml("/prefix", "  preemptVerb: preempt\n"))
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
+    assert!(
+        parse_policy(
+            "p.yaml",
+            &yaml("http://ext:8888/x", "  filterVerb: filter\n")
+        )
+        .unwrap()
+        .warnings
+        .is_empty()
     );
 }
 
