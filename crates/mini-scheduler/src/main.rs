@@ -93,8 +93,9 @@ enum OutputFormat {
 #[derive(clap::Args, Debug)]
 struct SimulateArgs {
     /// Cluster file as `kubectl get -o yaml` prints it (multi-document YAML or a v1 List of
-    /// Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces).
-    /// Repeatable.
+    /// Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces,
+    /// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes; other kinds are
+    /// ignored with a warning). Repeatable.
     #[arg(long = "cluster", value_name = "FILE")]
     cluster: Vec<PathBuf>,
     /// Policy file; defaults to the bundled config/policy-config-file.json.
