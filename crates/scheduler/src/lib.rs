@@ -10,6 +10,7 @@ pub mod controller;
 pub mod extender;
 pub mod framework;
 pub mod labels;
+pub mod nesting;
 pub mod policy;
 pub mod quantity;
 pub mod queue;
