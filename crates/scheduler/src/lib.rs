@@ -8,6 +8,7 @@
 pub mod cache;
 pub mod controller;
 pub mod extender;
+pub mod escape;
 pub mod framework;
 pub mod labels;
 pub mod nesting;
