@@ -104,6 +104,15 @@ fn json_cluster_files_are_read() {
     .unwrap();
     let report = simulate_json(&["--cluster", stream.to_str().unwrap()]);
     assert_eq!(report["summary"]["nodes"], 2, "{report:#}");
+    // YAML in flow style also starts with `{`: it is read as YAML.
+    let flow = dir.join("flow.yaml");
+    std::fs::write(
+        &flow,
+        "{apiVersion: v1, kind: Node, metadata: {name: flow-node},\n status: {allocatable: {cpu: '1'}}}\n",
+    )
+    .unwrap();
+    let report = simulate_json(&["--cluster", flow.to_str().unwrap()]);
+    assert_eq!(report["summary"]["nodes"], 1, "{report:#}");
     let broken = dir.join("broken.json");
     std::fs::write(
         &broken,

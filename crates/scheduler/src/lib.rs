@@ -7,8 +7,8 @@
 
 pub mod cache;
 pub mod controller;
-pub mod extender;
 pub mod escape;
+pub mod extender;
 pub mod framework;
 pub mod labels;
 pub mod nesting;

@@ -303,6 +303,93 @@ fn strip_position(msg: &str) -> &str {
     }
 }
 
+/// Counts and adds the objects of one file.
+struct Reader<'a> {
+    input: Input<'a>,
+    objects: usize,
+}
+
+impl Reader<'_> {
+    fn add(&mut self, cluster: &mut Cluster, index: usize, value: Value) -> Result<(), SimError> {
+        if value.is_null() {
+            return Ok(());
+        }
+        self.objects += 1;
+        let origin = Origin {
+            document: index + 1,
+            item: FieldPath::root(),
+        };
+        add_object(cluster, &self.input, &origin, value)
+    }
+
+    fn too_deep(&self, at: crate::nesting::TooDeep) -> SimError {
+        SimError::Syntax {
+            file: self.input.file.to_string(),
+            line: at.line,
+            column: at.column,
+            message: crate::nesting::too_deep_message(),
+        }
+    }
+
+    fn yaml(&mut self, cluster: &mut Cluster) -> Result<(), SimError> {
+        let (file, text) = (self.input.file, self.input.text);
+        crate::nesting::check_yaml(text).map_err(|at| self.too_deep(at))?;
+        for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
+            let value = serde_yaml::Value::deserialize(de).map_err(|e| SimError::Syntax {
+                file: file.to_string(),
+                line: e.location().map_or(0, |l| l.line()),
+                column: e.location().map_or(0, |l| l.column()),
+                message: strip_position(&e.to_string()).to_string(),
+            })?;
+            if value.is_null() {
+                continue;
+            }
+            let json = serde_json::to_value(&value).map_err(|e| SimError::Syntax {
+                file: file.to_string(),
+                line: 0,
+                column: 0,
+                message: format!("document {}: {e}", i + 1),
+            })?;
+            self.add(cluster, i, json)?;
+        }
+        Ok(())
+    }
+
+    /// JSON values one after the other. A first value that is not JSON may be YAML written in
+    /// flow style (`{kind: Pod, ...}`): it is read as YAML when it reads as YAML, else the JSON
+    /// error stands.
+    fn json(&mut self, cluster: &mut Cluster) -> Result<(), SimError> {
+        let (file, text) = (self.input.file, self.input.text);
+        crate::nesting::check_json(text).map_err(|at| self.too_deep(at))?;
+        let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        for (i, value) in stream.enumerate() {
+            let value = match value {
+                Ok(v) => v,
+                Err(e) => {
+                    let json_error = SimError::Syntax {
+                        file: file.to_string(),
+                        line: e.line(),
+                        column: e.column(),
+                        message: strip_position(&e.to_string()).to_string(),
+                    };
+                    let yaml_syntax = || {
+                        crate::nesting::check_yaml(text).is_ok()
+                            && serde_yaml::Deserializer::from_str(text)
+                                .all(|de| serde_yaml::Value::deserialize(de).is_ok())
+                    };
+                    if i == 0 && yaml_syntax() {
+                        self.input.json = false;
+                        return self.yaml(cluster);
+                    }
+                    return Err(json_error);
+                }
+            };
+            self.add(cluster, i, value)?;
+        }
+        Ok(())
+    }
+}
+
 /// Parse cluster objects from `text` (read from `file`, used in messages) into `cluster`.
 /// A text with no object in it adds a warning to `cluster.warnings`.
 ///
@@ -314,63 +401,15 @@ fn strip_position(msg: &str) -> &str {
 pub fn parse_cluster_text(cluster: &mut Cluster, file: &str, text: &str) -> Result<(), SimError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let json = text.trim_start().starts_with('{');
-    let depth = match json {
-        true => crate::nesting::check_json(text),
-        false => crate::nesting::check_yaml(text),
+    let mut reader = Reader {
+        input: Input { file, text, json },
+        objects: 0,
     };
-    if let Err(at) = depth {
-        return Err(SimError::Syntax {
-            file: file.to_string(),
-            line: at.line,
-            column: at.column,
-            message: crate::nesting::too_deep_message(),
-        });
+    match json {
+        true => reader.json(cluster)?,
+        false => reader.yaml(cluster)?,
     }
-    let input = Input { file, text, json };
-    let mut objects = 0usize;
-    let mut add = |cluster: &mut Cluster, index: usize, value: Value| {
-        if value.is_null() {
-            return Ok(());
-        }
-        objects += 1;
-        let origin = Origin {
-            document: index + 1,
-            item: FieldPath::root(),
-        };
-        add_object(cluster, &input, &origin, value)
-    };
-    if json {
-        let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-        for (i, value) in stream.enumerate() {
-            let value = value.map_err(|e| SimError::Syntax {
-                file: file.to_string(),
-                line: e.line(),
-                column: e.column(),
-                message: strip_position(&e.to_string()).to_string(),
-            })?;
-            add(cluster, i, value)?;
-        }
-    } else {
-        for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
-            let value = serde_yaml::Value::deserialize(de).map_err(|e| SimError::Syntax {
-                file: file.to_string(),
-                line: e.location().map_or(0, |l| l.line()),
-                column: e.location().map_or(0, |l| l.column()),
-                message: e.to_string(),
-            })?;
-            if value.is_null() {
-                continue;
-            }
-            let json = serde_json::to_value(&value).map_err(|e| SimError::Syntax {
-                file: file.to_string(),
-                line: 0,
-                column: 0,
-                message: format!("document {}: {e}", i + 1),
-            })?;
-            add(cluster, i, json)?;
-        }
-    }
-    if objects == 0 {
+    if reader.objects == 0 {
         cluster.warnings.push(format!(
             "{file}: nothing read: the file holds no object (it is empty or only comments)"
         ));
