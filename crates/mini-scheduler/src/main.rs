@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use scheduler::escape::escape_control;
+use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates, LoadedPolicy};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
@@ -199,7 +199,7 @@ fn load_policy_or_exit(
     match loaded {
         Ok(mut l) => {
             for w in &l.warnings {
-                tracing::warn!("{}", escape_control(w));
+                tracing::warn!("{}", escape_control_line(w));
             }
             l.resolved = l.resolved.with_feature_gates(gates);
             Ok(l)
@@ -278,7 +278,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         }
     };
     for w in run.warnings() {
-        tracing::warn!("{}", escape_control(w));
+        tracing::warn!("{}", escape_control_line(w));
     }
     // Pods are written as they are scheduled (see `output`).
     finish_output(match args.output {
