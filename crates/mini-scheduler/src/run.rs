@@ -16,6 +16,7 @@ use prometheus::{Encoder, Registry, TextEncoder};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
 use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
+use scheduler::escape::escape_control;
 use scheduler::policy;
 use tracing::{error, info};
 
@@ -211,12 +212,12 @@ pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
         Some(path) => match policy::load_policy_file(path) {
             Ok(l) => {
                 for w in &l.warnings {
-                    tracing::warn!("{w}");
+                    tracing::warn!("{}", escape_control(w));
                 }
                 l.resolved.with_feature_gates(&gates)
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", escape_control(&e.to_string()));
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
         },

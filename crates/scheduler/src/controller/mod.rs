@@ -940,7 +940,9 @@ impl Scheduler {
         }
         match result {
             Ok(r) => {
-                let gpu = (pod.gpu.count > 0).then(|| r.gpu_indexes.clone());
+                // No devices are recorded on a node that does not count them (GpuShare).
+                let gpu =
+                    (pod.gpu.count > 0 && !r.gpu_indexes.is_empty()).then(|| r.gpu_indexes.clone());
                 if let Err(e) = self.cache.assume_pod(pod.clone(), &r.node, gpu.clone()) {
                     // v1.22 scheduleOne: PodScheduleError, then recordSchedulingFailure(...,
                     // err, SchedulerError, "") — "most probably the result of a bug".

@@ -41,7 +41,7 @@ mod decode;
 mod error;
 mod feature_gates;
 mod legacy_registry;
-mod locate;
+pub(crate) mod locate;
 mod types;
 mod validate;
 

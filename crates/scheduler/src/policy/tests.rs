@@ -315,10 +315,32 @@ fn syntax_errors_carry_line_and_column() {
 #[test]
 fn kind_and_api_version_are_checked() {
     let e = err("fail/wrong-kind.json");
+    assert!(
+        e.starts_with(
+            "config/policies/fail/wrong-kind.json:2:11: invalid policy: this is a \
+             KubeSchedulerConfiguration, not a Policy: kube-scheduler reads it with --config"
+        ),
+        "{e}"
+    );
+    let e = parse_policy("p.json", r#"{"kind": "Policies", "apiVersion": "v1"}"#)
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
-        "config/policies/fail/wrong-kind.json:2:11: invalid policy: kind: no kind \
-         \"KubeSchedulerConfiguration\" is registered for version \"v1\" (want \"Policy\")"
+        "p.json:1:10: invalid policy: kind: no kind \"Policies\" is registered for version \
+         \"v1\" (want \"Policy\")"
+    );
+    // The type is named before the fields it does not know (v1.22 resolves the kind first).
+    let e = parse_policy(
+        "p.yaml",
+        "kind: Pod\napiVersion: v1\nspec:\n  containers: []\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "p.yaml:1:7: invalid policy: kind: no kind \"Pod\" is registered for version \"v1\" \
+         (want \"Policy\")"
     );
     // policy_test.go "unknown version throws a parsing error".
     let e = err("fail/wrong-api-version.yaml");
