@@ -87,3 +87,63 @@ fn dockerfile_builds_like_ci_and_runs_non_root_without_a_shell() {
     let d = repo_file("manifests/deployment.yaml");
     assert!(d.contains("runAsUser: 65532") && d.contains("runAsGroup: 65532"));
 }
+
+/// Files that `include_str!`/`include_bytes!` embed into the image's crates, as paths relative
+/// to the repository root (`crates/<crate>/src/...` sources, scanned recursively).
+fn embedded_files(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            embedded_files(&path, root, out);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for mac in ["include_str!(\"", "include_bytes!(\""] {
+            for (at, _) in text.match_indices(mac) {
+                let rest = &text[at + mac.len()..];
+                let rel = &rest[..rest.find('"').unwrap()];
+                let target = path.parent().unwrap().join(rel).canonicalize().unwrap();
+                let target = target.strip_prefix(root).unwrap();
+                out.push(target.to_string_lossy().into_owned());
+            }
+        }
+    }
+}
+
+#[test]
+fn build_context_leaves_out_the_data_and_nothing_the_build_embeds() {
+    let ignore = repo_file(".dockerignore");
+    let patterns: Vec<&str> = ignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    // The trace stays out of the image's build context.
+    assert!(patterns.contains(&"data/"), "{patterns:?}");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap();
+    let mut embedded = Vec::new();
+    embedded_files(&root.join("crates"), &root, &mut embedded);
+    assert!(
+        embedded.iter().any(|f| f == "config/demo-cluster.yaml"),
+        "{embedded:?}"
+    );
+    for file in &embedded {
+        for p in &patterns {
+            let left_out = match (p.strip_suffix('/'), p.strip_prefix('*')) {
+                (Some(dir), _) => file.starts_with(&format!("{dir}/")),
+                (None, Some(ext)) => file.ends_with(ext),
+                (None, None) => file == p,
+            };
+            assert!(
+                !left_out,
+                "{file} is embedded in the build but .dockerignore's `{p}` leaves it out"
+            );
+        }
+    }
+}

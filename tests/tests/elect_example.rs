@@ -1,9 +1,10 @@
 //! Three copies of the election crate's example (`crates/election/examples/elect.rs`, the Rust
 //! twin of client-go's leader-election example) against the in-memory API test double: exactly
-//! one prints `Controller loop...`, the others `new leader elected: <it>`; Ctrl-C (SIGINT) on
-//! the leader releases the Lease and another copy, watching the Lease, takes it over long before
-//! the 60 s lease could have expired. (Real time: generous bounds; the exact ones are pinned on
-//! the paused clock in `crates/election/tests/elector.rs`.)
+//! one prints `Controller loop...`, the others `new leader elected: <it>`; Ctrl-C (SIGINT) or
+//! SIGTERM (how the kubelet stops a pod) on the leader makes it write the release
+//! (`holderIdentity: ""`) and exit 0, and another copy, watching the Lease, takes it over instead
+//! of waiting out the 60 s lease. (Real time: a generous bound; the exact one is pinned on the
+//! paused clock in `crates/election/tests/elector.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Stdio;
@@ -72,10 +73,34 @@ fn holder(api: &ApiServer) -> Option<String> {
         .and_then(|l| l.spec.and_then(|s| s.holder_identity))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_copies_elect_one_leader_and_hand_over_on_ctrl_c() {
+/// Followers watch the Lease and take a released one within milliseconds (pinned on the paused
+/// clock in `crates/election/tests/elector.rs`; even a follower whose watch is down polls every
+/// `5 s × [1, 2.2)`, at most 11 s). Generous for a loaded CI machine: the behaviour checked is
+/// the handover without waiting out the 60 s lease, not its timing.
+const TAKEOVER_BOUND: Duration = Duration::from_secs(15);
+
+/// The Lease writes the server answered with 200 whose body set `spec.holderIdentity`, as
+/// `(seq, at, holderIdentity)`.
+fn holder_writes(api: &ApiServer) -> Vec<(u64, std::time::SystemTime, String)> {
+    api.writes()
+        .into_iter()
+        .filter(|w| w.kind == "Lease" && w.method == "PUT" && w.code == 200)
+        .filter_map(|w| {
+            let h = w
+                .request
+                .as_ref()?
+                .pointer("/spec/holderIdentity")?
+                .as_str()?;
+            Some((w.seq, w.at, h.to_string()))
+        })
+        .collect()
+}
+
+/// Starts three copies, waits for one leader, sends `signal` (`kill -<signal>`) to it, and checks
+/// the release write, its clean exit and the handover.
+async fn leader_hands_over_on(signal: &str) {
     let api = ApiServer::start().await;
-    let dir = std::env::temp_dir().join(format!("elect-example-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("elect-example-{}-{signal}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     api.write_kubeconfig(&kubeconfig).unwrap();
@@ -106,28 +131,44 @@ async fn three_copies_elect_one_leader_and_hand_over_on_ctrl_c() {
         }
     }
 
-    // Ctrl-C on the leader: it releases, another copy sees it through its watch and acquires.
+    // The signal on the leader: it writes the release, exits 0 (a signal it did not handle
+    // would end it with that signal, without the write), and another copy, which sees the
+    // release through its watch of the Lease, acquires.
     let pid = copies[leader].child.id().unwrap();
     let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+        .args([format!("-{signal}"), pid.to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
-    let status = tokio::time::timeout(Duration::from_secs(20), copies[leader].child.wait())
+    let status = tokio::time::timeout(Duration::from_secs(30), copies[leader].child.wait())
         .await
-        .expect("the leader exits after Ctrl-C")
+        .unwrap_or_else(|_| panic!("the leader exits after SIG{signal}"))
         .unwrap();
-    assert!(status.success(), "{status:?}");
-    // Well before the 60 s lease could expire: the release was taken over, not the expiry.
-    wait_until("another copy takes over", Duration::from_secs(15), || {
+    assert!(status.success(), "SIG{signal}: {status:?}");
+    let (release_seq, released_at, _) = holder_writes(&api)
+        .into_iter()
+        .find(|(_, _, h)| h.is_empty())
+        .unwrap_or_else(|| panic!("SIG{signal}: no release write (holderIdentity \"\")"));
+    let deadline = TAKEOVER_BOUND + Duration::from_secs(15);
+    wait_until("another copy takes over", deadline, || {
         holder(&api).is_some_and(|h| !h.is_empty() && h != leader_id)
     })
     .await;
-    let new_leader = holder(&api).unwrap();
+    let (_, acquired_at, new_leader) = holder_writes(&api)
+        .into_iter()
+        .find(|(seq, _, h)| *seq > release_seq && !h.is_empty())
+        .expect("the takeover write");
+    assert_ne!(new_leader, leader_id);
+    // Server-side times of the two writes: the release was taken over, not the expiry.
+    let gap = acquired_at.duration_since(released_at).unwrap();
+    assert!(
+        gap <= TAKEOVER_BOUND,
+        "SIG{signal}: takeover {gap:?} after the release"
+    );
     let next = copies.iter().position(|c| c.id == new_leader).unwrap();
     wait_until(
         "the new leader runs its loop",
-        Duration::from_secs(10),
+        Duration::from_secs(20),
         || said(&copies[next], "Controller loop..."),
     )
     .await;
@@ -135,4 +176,14 @@ async fn three_copies_elect_one_leader_and_hand_over_on_ctrl_c() {
         let _ = c.child.start_kill();
     }
     api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_copies_elect_one_leader_and_hand_over_on_ctrl_c() {
+    leader_hands_over_on("INT").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_on_the_leader_releases_the_lease_and_another_copy_takes_over() {
+    leader_hands_over_on("TERM").await;
 }

@@ -58,6 +58,10 @@ fn nodes() -> Vec<Node> {
 }
 
 fn simulate(policy: &ResolvedPolicy, pods: Vec<Pod>, explain: bool) -> Vec<PodOutcome> {
+    simulate_report(policy, pods, explain).pods
+}
+
+fn simulate_report(policy: &ResolvedPolicy, pods: Vec<Pod>, explain: bool) -> sim::Report {
     let cluster = Cluster {
         nodes: nodes(),
         pods,
@@ -69,7 +73,7 @@ fn simulate(policy: &ResolvedPolicy, pods: Vec<Pod>, explain: bool) -> Vec<PodOu
         percentage_of_nodes_to_score: 100,
         explain,
     };
-    sim::simulate(cluster, policy, &cfg).unwrap().report.pods
+    sim::simulate(cluster, policy, &cfg).unwrap().report
 }
 
 fn outcome<'a>(outcomes: &'a [PodOutcome], name: &str) -> &'a PodOutcome {
@@ -163,7 +167,8 @@ fn node_cache_capable_extenders_exchange_names() {
     let out = simulate(&p, vec![pod("named", "100m"), pod("ghost", "100m")], false);
     assert_eq!(outcome(&out, "named").node.as_deref(), Some("node-b"));
     let ghost = outcome(&out, "ghost");
-    assert_eq!(ghost.status, PodStatus::Unschedulable);
+    // An extender error is a scheduling error (v1.22: Error status), not a fit failure.
+    assert_eq!(ghost.status, PodStatus::Error);
     assert_eq!(
         ghost.message,
         format!(
@@ -247,7 +252,7 @@ fn timeout_fails_the_attempt_unless_ignorable() {
         if ignorable {
             assert_eq!(o.status, PodStatus::Scheduled, "{o:?}");
         } else {
-            assert_eq!(o.status, PodStatus::Unschedulable);
+            assert_eq!(o.status, PodStatus::Error);
             assert_eq!(
                 o.message,
                 format!(
@@ -260,7 +265,9 @@ fn timeout_fails_the_attempt_unless_ignorable() {
 }
 
 /// The `Error` field, a non-200 answer and a refused connection fail the attempt with
-/// upstream's texts; the same extender marked `ignorable` is skipped.
+/// upstream's texts, as scheduling errors (v1.22's `Error` status: the pod gets the error; it
+/// is not one of the `Unschedulable` failure reasons); the same extender marked `ignorable` is
+/// skipped.
 #[test]
 fn errors_fail_the_attempt_unless_ignorable() {
     let server = ExtenderServer::start(
@@ -301,12 +308,16 @@ fn errors_fail_the_attempt_unless_ignorable() {
     for (url, verb, want) in cases {
         for ignorable in [false, true] {
             let p = policy(json!([{"urlPrefix": url, "filterVerb": verb, "ignorable": ignorable}]));
-            let o = simulate(&p, vec![pod("p", "100m")], false).remove(0);
+            let mut report = simulate_report(&p, vec![pod("p", "100m")], false);
+            let o = report.pods.remove(0);
             if ignorable {
                 assert_eq!(o.status, PodStatus::Scheduled, "{verb}: {o:?}");
             } else {
-                assert_eq!(o.status, PodStatus::Unschedulable, "{verb}");
+                assert_eq!(o.status, PodStatus::Error, "{verb}");
                 assert!(o.message.starts_with(&want), "{verb}: {}", o.message);
+                assert!(report.summary.failure_reasons.is_empty(), "{verb}");
+                assert_eq!(report.summary.by_status["Error"], 1, "{verb}");
+                assert_eq!(report.summary.by_status["Unschedulable"], 0, "{verb}");
             }
         }
     }

@@ -1,4 +1,4 @@
-//! The whole Alibaba openb default trace (`../shared/data/openb/`, 1,213 GPU nodes, 8,152 pods)
+//! The whole Alibaba openb default trace (the repository's `data/openb/`, 1,213 GPU nodes, 8,152 pods)
 //! through `simulate` with the sample policy: every pod is accounted for and, after the last
 //! placement, no node exceeds its allocatable on any resource nor any GPU device its 1000
 //! milli-GPU; the per-pod GPU device choices add up to each device's recorded use.
@@ -12,10 +12,12 @@ use scheduler::policy;
 use scheduler::sim::{self, Cluster, PodStatus, SimulationConfig};
 
 fn openb_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/openb");
+    // The copy shipped in the repository (`data/openb/SOURCE.md`), found from this package's
+    // directory so that the test passes from any working directory.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/openb");
     assert!(
         dir.join("openb_pod_list_default.csv").exists(),
-        "the openb trace is expected at {} (the shared/ folder beside this checkout)",
+        "the openb trace is expected at {} (the repository's data/openb/)",
         dir.display()
     );
     dir

@@ -6,11 +6,13 @@
 //! ```
 //!
 //! Run several copies with different `--id`s: the leader prints `Controller loop...` every few
-//! seconds, the others print `new leader elected: <id>`. Ctrl-C releases the lease, so another
-//! copy, watching the Lease, takes over within milliseconds (client-go's example polls: up to
-//! 2.2 retry periods). Like client-go's example it uses a 60 s
-//! lease, a 15 s renew deadline and a 5 s retry period.
+//! seconds, the others print `new leader elected: <id>`. Ctrl-C (SIGINT) or SIGTERM (how the
+//! kubelet stops a pod) releases the lease, as client-go's example does for `os.Interrupt` and
+//! `syscall.SIGTERM`, so another copy, watching the Lease, takes over within milliseconds
+//! (client-go's example polls: up to 2.2 retry periods) instead of waiting out the lease. Like
+//! client-go's example it uses a 60 s lease, a 15 s renew deadline and a 5 s retry period.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -24,7 +26,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// Command-line flags (client-go example's names).
 #[derive(Debug, Parser)]
-#[command(about = "Leader-election example: prints while it leads, releases on Ctrl-C")]
+#[command(about = "Leader-election example: prints while it leads, releases on Ctrl-C or SIGTERM")]
 struct Args {
     /// Path to a kubeconfig; when absent, in-cluster config or $KUBECONFIG is inferred.
     #[arg(long)]
@@ -51,8 +53,37 @@ async fn client(kubeconfig: Option<&PathBuf>) -> Result<kube::Client, Box<dyn st
     Ok(kube::Client::try_from(config)?)
 }
 
+/// Resolves on the first SIGTERM or SIGINT (Ctrl-C), like client-go's example's
+/// `signal.Notify(ch, os.Interrupt, syscall.SIGTERM)`. The handlers are installed by this call,
+/// not on first poll, so a signal that arrives while the client is still being built is not
+/// lost (nor does it kill the process without the release).
+///
+/// # Errors
+/// The I/O error of installing a signal handler.
+fn termination() -> std::io::Result<impl Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let terminated = termination()?;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -113,7 +144,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
 
     let outcome = elector
         .run(async {
-            let _ = tokio::signal::ctrl_c().await;
+            terminated.await;
             println!("Received termination, signaling shutdown");
         })
         .await;

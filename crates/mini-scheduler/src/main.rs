@@ -4,14 +4,16 @@
 mod output;
 mod run;
 
-use std::io::IsTerminal;
+use std::fmt::Display;
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates, LoadedPolicy};
-use scheduler::sim::{self, Cluster, SimulationConfig};
+use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
 /// JSON and k8s-openapi objects per pod, where glibc malloc cost a large share of the CPU.
@@ -93,8 +95,9 @@ enum OutputFormat {
 #[derive(clap::Args, Debug)]
 struct SimulateArgs {
     /// Cluster file as `kubectl get -o yaml` prints it (multi-document YAML or a v1 List of
-    /// Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces).
-    /// Repeatable.
+    /// Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces,
+    /// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes; other kinds are
+    /// ignored with a warning). Repeatable.
     #[arg(long = "cluster", value_name = "FILE")]
     cluster: Vec<PathBuf>,
     /// Policy file; defaults to the bundled config/policy-config-file.json.
@@ -123,6 +126,28 @@ struct SimulateArgs {
     openb_pods: Option<PathBuf>,
 }
 
+/// Prints `error: <message>` on stderr, control characters of input values escaped. A closed
+/// stderr is not an error of its own (`eprintln!` would panic).
+fn print_error(message: impl Display) {
+    let text = format!("error: {message}");
+    let _ = writeln!(io::stderr(), "{}", escape_control(&text));
+}
+
+/// How a command that wrote to stdout ends: a reader that closed the pipe early (`… | head -1`)
+/// ends the command quietly with success, as `ripgrep` and other Rust command-line tools do
+/// (Rust ignores SIGPIPE, so the write fails with `BrokenPipe` instead of killing the process
+/// the way it kills `cat`); any other write error is reported, exit code 1.
+fn finish_output(written: io::Result<()>) -> ExitCode {
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            print_error(format_args!("writing output: {e}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// One `--feature-gates` value, checked on its own (the values are merged in order, as
 /// pflag does with repeated flags: the last value of a gate wins).
 fn feature_gates_arg(v: &str) -> Result<String, policy::FeatureGateError> {
@@ -134,7 +159,7 @@ fn main() -> ExitCode {
     let gates = match cli.feature_gates.join(",").parse::<FeatureGates>() {
         Ok(g) => g,
         Err(e) => {
-            eprintln!("error: --feature-gates: {e}");
+            print_error(format_args!("--feature-gates: {e}"));
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
@@ -152,7 +177,7 @@ fn main() -> ExitCode {
         Command::Run(args) => match tokio::runtime::Runtime::new() {
             Ok(rt) => rt.block_on(run::run(args, gates)),
             Err(e) => {
-                eprintln!("error: starting the async runtime: {e}");
+                print_error(format_args!("starting the async runtime: {e}"));
                 ExitCode::FAILURE
             }
         },
@@ -175,13 +200,13 @@ fn load_policy_or_exit(
     match loaded {
         Ok(mut l) => {
             for w in &l.warnings {
-                tracing::warn!("{w}");
+                tracing::warn!("{}", escape_control_line(w));
             }
             l.resolved = l.resolved.with_feature_gates(gates);
             Ok(l)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(e);
             Err(ExitCode::from(EXIT_BAD_INPUT))
         }
     }
@@ -192,17 +217,20 @@ fn policy_check(file: &PathBuf, gates: &FeatureGates) -> ExitCode {
         Ok(l) => {
             // The plugins must also build into a profile (e.g. weights that cannot overflow).
             if let Err(e) = scheduler::Framework::from_policy(&l.resolved) {
-                eprintln!("error: {}: {e}", file.display());
+                print_error(format_args!("{}: {e}", file.display()));
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
             // Extender URLs and TLS material (files are read) must be usable.
             if let Err(e) = scheduler::extender::build_extenders(&l.resolved.extenders) {
-                eprintln!("error: {}: {e}", file.display());
+                print_error(format_args!("{}: {e}", file.display()));
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
-            println!("{}: valid", file.display());
-            println!("{}", l.resolved);
-            ExitCode::SUCCESS
+            let text = format!("{}: valid\n{}\n", file.display(), l.resolved);
+            finish_output(
+                io::stdout()
+                    .lock()
+                    .write_all(escape_control(&text).as_bytes()),
+            )
         }
         Err(code) => code,
     }
@@ -234,7 +262,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         Ok(())
     })();
     if let Err(e) = read {
-        eprintln!("error: {e}");
+        print_error(e);
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let cfg = SimulationConfig {
@@ -243,23 +271,19 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let outcome = match sim::simulate(cluster, &loaded.resolved, &cfg) {
-        Ok(o) => o,
+    let mut run = match Simulation::new(cluster, &loaded.resolved, &cfg) {
+        Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(e);
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    for w in &outcome.report.warnings {
-        tracing::warn!("{w}");
+    for w in run.warnings() {
+        tracing::warn!("{}", escape_control_line(w));
     }
-    let printed = match args.output {
-        OutputFormat::Json => output::print_json(&outcome.report),
-        OutputFormat::Table => output::print_table(&outcome.report),
-    };
-    if let Err(e) = printed {
-        eprintln!("error: writing output: {e}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    // Pods are written as they are scheduled (see `output`).
+    finish_output(match args.output {
+        OutputFormat::Json => output::print_json(&mut run),
+        OutputFormat::Table => output::print_table(&mut run),
+    })
 }

@@ -1,14 +1,49 @@
-//! Printing a simulation report as JSON or as tables for people.
+//! Printing a simulation as JSON or as tables for people, one pod at a time as the simulation
+//! produces them: memory stays bounded by the cluster, however large the report (`--explain`
+//! on a large trace writes gigabytes).
 
-use std::io::{self, Write};
+use std::cell::RefCell;
+use std::io::{self, BufWriter, Write};
 
-use scheduler::sim::{PodStatus, Report};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-/// Print the report as one JSON document.
-pub fn print_json(report: &Report) -> io::Result<()> {
-    let mut out = io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, report).map_err(io::Error::other)?;
-    writeln!(out)
+use scheduler::escape::escape_control_line;
+use scheduler::sim::{PodOutcome, PodStatus, Simulation, Summary};
+
+/// The report document, `{"pods": [...], "summary": {...}, "warnings": [...]}`, serialized
+/// while the simulation runs: each pod is written as it is scheduled, the summary after the last.
+struct StreamedReport<'a>(RefCell<&'a mut Simulation>);
+
+/// The `pods` array: the simulation's outcomes, drawn as they are serialized.
+struct Pods<'r, 'a>(&'r RefCell<&'a mut Simulation>);
+
+impl Serialize for Pods<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut run = self.0.borrow_mut();
+        s.collect_seq(&mut **run)
+    }
+}
+
+impl Serialize for StreamedReport<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let warnings = !self.0.borrow().warnings().is_empty();
+        let mut st = s.serialize_struct("Report", 2 + usize::from(warnings))?;
+        st.serialize_field("pods", &Pods(&self.0))?;
+        let run = self.0.borrow();
+        st.serialize_field("summary", &run.summary())?;
+        if warnings {
+            st.serialize_field("warnings", run.warnings())?;
+        }
+        st.end()
+    }
+}
+
+/// Print the report as one JSON document (the shape of [`scheduler::sim::Report`]).
+pub fn print_json(run: &mut Simulation) -> io::Result<()> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, &StreamedReport(RefCell::new(run)))?;
+    writeln!(out)?;
+    out.flush()
 }
 
 fn human_bytes(v: i64) -> String {
@@ -24,69 +59,47 @@ fn fmt_amount(resource: &str, v: i64) -> String {
     }
 }
 
-/// Print the report as tables.
-pub fn print_table(report: &Report) -> io::Result<()> {
-    let mut out = io::stdout().lock();
-    let w_pod = report
-        .pods
-        .iter()
-        .map(|p| p.namespace.len() + p.name.len() + 1)
-        .max()
-        .unwrap_or(3)
-        .max(3);
-    let w_node = report
-        .pods
-        .iter()
-        .filter_map(|p| p.node.as_ref().map(String::len))
-        .max()
-        .unwrap_or(4)
-        .max(4);
+/// One pod's rows: the outcome, then with `--explain` each failed node's reasons and each
+/// feasible node's scores (highest first).
+fn write_pod(out: &mut impl Write, p: &PodOutcome, w_pod: usize, w_node: usize) -> io::Result<()> {
+    let mut msg = p.message.clone();
+    if let Some(g) = &p.gpu_indexes {
+        msg.push_str(&format!(" (GPUs {g:?})"));
+    }
     writeln!(
         out,
-        "{:<w_pod$}  {:<13}  {:<w_node$}  MESSAGE",
-        "POD", "STATUS", "NODE"
+        "{:<w_pod$}  {:<13}  {:<w_node$}  {}",
+        escape_control_line(&format!("{}/{}", p.namespace, p.name)),
+        format!("{:?}", p.status),
+        escape_control_line(p.node.as_deref().unwrap_or("-")),
+        escape_control_line(&msg)
     )?;
-    for p in &report.pods {
-        let mut msg = p.message.clone();
-        if let Some(g) = &p.gpu_indexes {
-            msg.push_str(&format!(" (GPUs {g:?})"));
-        }
-        writeln!(
-            out,
-            "{:<w_pod$}  {:<13}  {:<w_node$}  {}",
-            format!("{}/{}", p.namespace, p.name),
-            format!("{:?}", p.status),
-            p.node.as_deref().unwrap_or("-"),
-            msg
-        )?;
-        if let Some(d) = &p.diagnosis {
-            for (node, reasons) in d {
-                writeln!(out, "    ✗ {node}: {}", reasons.join(", "))?;
-            }
-        }
-        if let Some(s) = &p.scores {
-            let mut rows: Vec<_> = s.iter().collect();
-            rows.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
-            for (node, sc) in rows {
-                let parts: Vec<String> =
-                    sc.plugins.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                let mark = if p.node.as_deref() == Some(node.as_str())
-                    && p.status == PodStatus::Scheduled
-                {
-                    "→"
-                } else {
-                    " "
-                };
-                writeln!(
-                    out,
-                    "    {mark} {node}: total {} ({})",
-                    sc.total,
-                    parts.join(", ")
-                )?;
-            }
+    if let Some(d) = &p.diagnosis {
+        for (node, reasons) in d {
+            let line = format!("    ✗ {node}: {}", reasons.join(", "));
+            writeln!(out, "{}", escape_control_line(&line))?;
         }
     }
-    let s = &report.summary;
+    if let Some(s) = &p.scores {
+        let mut rows: Vec<_> = s.iter().collect();
+        rows.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
+        for (node, sc) in rows {
+            let parts: Vec<String> = sc.plugins.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let chosen =
+                p.node.as_deref() == Some(node.as_str()) && p.status == PodStatus::Scheduled;
+            let mark = if chosen { "→" } else { " " };
+            let line = format!(
+                "    {mark} {node}: total {} ({})",
+                sc.total,
+                parts.join(", ")
+            );
+            writeln!(out, "{}", escape_control_line(&line))?;
+        }
+    }
+    Ok(())
+}
+
+fn write_summary(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     writeln!(out)?;
     writeln!(out, "Summary: {} nodes, {} pods", s.nodes, s.pods)?;
     for (k, v) in &s.by_status {
@@ -95,7 +108,7 @@ pub fn print_table(report: &Report) -> io::Result<()> {
     if !s.failure_reasons.is_empty() {
         writeln!(out, "Failure reasons (unschedulable pods per reason):")?;
         for (k, v) in &s.failure_reasons {
-            writeln!(out, "  {v:>6}  {k}")?;
+            writeln!(out, "  {v:>6}  {}", escape_control_line(k))?;
         }
     }
     writeln!(out, "Resources (allocated / allocatable):")?;
@@ -103,7 +116,7 @@ pub fn print_table(report: &Report) -> io::Result<()> {
         writeln!(
             out,
             "  {:<28} {:>12} / {:<12} {:>6.1}%",
-            r.resource,
+            escape_control_line(&r.resource),
             fmt_amount(&r.resource, r.allocated),
             fmt_amount(&r.resource, r.allocatable),
             r.ratio * 100.0
@@ -125,4 +138,21 @@ pub fn print_table(report: &Report) -> io::Result<()> {
         "Wall time {:.3} s, {:.0} pods/s",
         s.wall_time_seconds, s.pods_per_second
     )
+}
+
+/// Print the report as tables: one row per pod as it is decided, then the summary. Values read
+/// from the input are printed with control characters escaped.
+pub fn print_table(run: &mut Simulation) -> io::Result<()> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    let (w_pod, w_node) = (run.pod_column_width(), run.node_column_width());
+    writeln!(
+        out,
+        "{:<w_pod$}  {:<13}  {:<w_node$}  MESSAGE",
+        "POD", "STATUS", "NODE"
+    )?;
+    for p in run.by_ref() {
+        write_pod(&mut out, &p, w_pod, w_node)?;
+    }
+    write_summary(&mut out, &run.summary())?;
+    out.flush()
 }

@@ -16,6 +16,7 @@ use prometheus::{Encoder, Registry, TextEncoder};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
 use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
+use scheduler::escape::escape_control;
 use scheduler::policy;
 use tracing::{error, info};
 
@@ -73,12 +74,13 @@ pub struct RunArgs {
         default_value = "leases"
     )]
     pub leader_elect_resource_lock: String,
-    /// Client-side rate limit of the scheduler's API client, requests per second: every
-    /// request (lists, watches, GETs, bindings, events, status patches) takes a token, as
-    /// kube-scheduler's clientConnection.qps; leader election uses its own client.
+    /// Client-side rate limit, requests per second, of each of the three API clients, as
+    /// kube-scheduler's clientConnection.qps: the scheduling client (lists, watches, GETs,
+    /// bindings, status patches), the event client and the leader-election client each have a
+    /// token bucket of their own.
     #[arg(long, env = "MINI_SCHEDULER_KUBE_API_QPS", default_value_t = 50.0)]
     pub kube_api_qps: f64,
-    /// Burst allowed above --kube-api-qps.
+    /// Burst allowed above --kube-api-qps (per client, like the QPS).
     #[arg(long, env = "MINI_SCHEDULER_KUBE_API_BURST", default_value_t = 100)]
     pub kube_api_burst: u32,
     /// percentageOfNodesToScore: 0 = adaptive, 100 = all nodes.
@@ -210,12 +212,12 @@ pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
         Some(path) => match policy::load_policy_file(path) {
             Ok(l) => {
                 for w in &l.warnings {
-                    tracing::warn!("{w}");
+                    tracing::warn!("{}", escape_control(w));
                 }
                 l.resolved.with_feature_gates(&gates)
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", escape_control(&e.to_string()));
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
         },
@@ -265,11 +267,17 @@ pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
     if let Ok(v) = axum::http::HeaderValue::from_str(&agent) {
         config.headers.push((axum::http::header::USER_AGENT, v));
     }
-    // Leader election gets its own client, as kube-scheduler gives it its own clientset. The
-    // scheduler's clients share one token bucket (--kube-api-qps/--kube-api-burst): reads
-    // wait in a client layer, fenced writes take their token before the fence check.
-    let clients = ApiClients::new(config.clone(), args.kube_api_qps, args.kube_api_burst)
-        .and_then(|scheduler| Ok((scheduler, kube::Client::try_from(config)?)));
+    // kube-scheduler's createClients: the scheduling client, the event client and the
+    // leader-election client, each with a --kube-api-qps/--kube-api-burst bucket of its own.
+    // The scheduling client's reads wait in a client layer; fenced writes (bindings, events)
+    // take their token from their client's bucket before the fence check.
+    let (qps, burst) = (args.kube_api_qps, args.kube_api_burst);
+    let clients = ApiClients::new(config.clone(), qps, burst).and_then(|scheduler| {
+        Ok((
+            scheduler,
+            ApiClients::leader_election_client(config, qps, burst)?,
+        ))
+    });
     let (client, election_client) = match clients {
         Ok(c) => c,
         Err(e) => {

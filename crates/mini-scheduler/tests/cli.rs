@@ -192,6 +192,52 @@ fn policy_check_rejects_broken_files_with_exit_code_2() {
     assert!(text(&missing.stderr).contains("no/such/policy.json"));
 }
 
+/// `simulate --help` names every kind `--cluster` reads, as the README's flag table does.
+#[test]
+fn simulate_help_lists_the_cluster_kinds_of_the_readme() {
+    let out = run(&["simulate", "--help"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let help = text(&out.stdout);
+    let cluster_help = help
+        .split("--cluster <FILE>")
+        .nth(1)
+        .and_then(|h| h.split("\n\n").next())
+        .expect("--cluster in the help");
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let cluster_row = readme
+        .lines()
+        .find(|l| l.starts_with("| `--cluster FILE` |"))
+        .expect("the README's --cluster row");
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_ascii_alphanumeric())
+            .map(str::to_string)
+            .collect()
+    };
+    let (row_words, help_words) = (words(cluster_row), words(cluster_help));
+    for kind in [
+        "Nodes",
+        "Pods",
+        "Services",
+        "ReplicationControllers",
+        "ReplicaSets",
+        "StatefulSets",
+        "Namespaces",
+        "PersistentVolumes",
+        "PersistentVolumeClaims",
+        "StorageClasses",
+        "CSINodes",
+    ] {
+        assert!(
+            row_words.iter().any(|w| w == kind),
+            "README lacks {kind}: {cluster_row}"
+        );
+        assert!(
+            help_words.iter().any(|w| w == kind),
+            "simulate --help lacks {kind}: {cluster_help}"
+        );
+    }
+}
+
 #[test]
 fn simulate_without_flags_runs_the_bundled_demo() {
     let out = run(&["simulate"]);

@@ -7,9 +7,11 @@
 
 pub mod cache;
 pub mod controller;
+pub mod escape;
 pub mod extender;
 pub mod framework;
 pub mod labels;
+pub mod nesting;
 pub mod policy;
 pub mod quantity;
 pub mod queue;

@@ -1797,6 +1797,45 @@ mod tests {
                 "0/1 nodes are available: 1 Insufficient example.com/foo."
             );
         }
+
+        /// An extender whose `urlPrefix` Go's HTTP client cannot send to (v1.22's
+        /// compatibility_test.go `"/prefix"`): accepted; its failing call is skipped when it is
+        /// ignorable, and otherwise fails the pod with Go's error, as v1.22's
+        /// `findNodesThatPassExtenders` does.
+        #[test]
+        fn extender_without_a_scheme_is_skipped_when_ignorable_else_fails_the_pod() {
+            let policy = |ignorable: bool| {
+                crate::policy::parse_policy(
+                    "inline",
+                    &format!(
+                        r#"{{"kind":"Policy","apiVersion":"v1","predicates":[{{"name":"PodFitsResources"}}],
+                           "priorities":[],"extenders":[{{"urlPrefix":"/prefix","filterVerb":"filter",
+                           "ignorable":{ignorable}}}]}}"#
+                    ),
+                )
+                .unwrap()
+                .resolved
+            };
+            let snap = snap_of(
+                vec![node("n1").allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "10")])],
+                &[],
+            );
+            let p = pod("p").container(&[("cpu", "1")]).info();
+            let run = |ignorable: bool| {
+                let resolved = policy(ignorable);
+                let fwk = Framework::from_policy(&resolved).unwrap();
+                let mut algo = Algorithm::new(0, 1);
+                algo.set_extenders(crate::extender::build_extenders(&resolved.extenders).unwrap());
+                algo.schedule(&fwk, &snap, &p, false)
+            };
+            assert_eq!(run(true).unwrap().node, "n1");
+            let e = run(false).unwrap_err();
+            assert!(matches!(e, ScheduleError::Extender { .. }), "{e:?}");
+            assert_eq!(
+                e.to_string(),
+                r#"Post "/prefix/filter": unsupported protocol scheme """#
+            );
+        }
     }
 
     /// Filters that fail by node name, for the Error-status tests below.

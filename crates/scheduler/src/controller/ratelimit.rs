@@ -1,20 +1,27 @@
-//! The client-side rate limit of `--kube-api-qps` / `--kube-api-burst`: one token bucket for
-//! every request of the scheduler's API client, as client-go's `rest.Config{QPS, Burst}` gives
-//! kube-scheduler (`flowcontrol.NewTokenBucketRateLimiter`, checked by `Request.tryThrottle`
-//! before each request: LIST, WATCH, GET and every write).
+//! The client-side rate limits of `--kube-api-qps` / `--kube-api-burst`, as kube-scheduler's
+//! `createClients` sets them up (kubernetes/kubernetes v1.22
+//! `cmd/kube-scheduler/app/options/options.go`): three clientsets from one `rest.Config` with
+//! `QPS`/`Burst` set — the scheduling client, the `eventClient` and the leader-election client —
+//! each with a token bucket of its own (client-go's `rest.RESTClientFor` builds a
+//! `flowcontrol.NewTokenBucketRateLimiter(qps, burst)` per client, and `Request.tryThrottle`
+//! waits on it before each request: LIST, WATCH, GET and every write). So events never take
+//! tokens from the bindings: under a QPS limit the binding rate is the full `--kube-api-qps`.
 //!
-//! The scheduler holds two [`kube::Client`]s over one [`RateLimiter`] ([`ApiClients`]):
+//! [`ApiClients`] holds the scheduling client's two faces over one [`RateLimiter`], and the
+//! event client over another:
 //!
 //! - `reads`: the watches and PreBind's GETs go through [`RateLimitLayer`], which waits for a
 //!   token before each request leaves;
-//! - `writes`: every write the leadership fence guards (Binding, events, the `PodScheduled`
+//! - `writes`: every scheduling write the leadership fence guards (Binding, the `PodScheduled`
 //!   patch, PreBind's PV/PVC updates) takes its token explicitly with
 //!   [`RateLimiter::acquire`] *before* checking the fence, then sends at once. Through a
 //!   limiting layer the token wait would come after the fence check, and a deposed leader could
-//!   write once its turn came.
+//!   write once its turn came;
+//! - `events`: Event writes (`Scheduled`, `FailedScheduling`, series updates), fenced the same
+//!   way with a token from `event_limiter`.
 //!
-//! Leader election has a client of its own, unlimited, as kube-scheduler gives it a separate
-//! clientset.
+//! Leader election gets a client of its own with its own bucket
+//! ([`ApiClients::leader_election_client`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -149,45 +156,75 @@ where
     }
 }
 
-/// The scheduler's API clients sharing one [`RateLimiter`] (see the module docs).
+/// The scheduler's API clients (see the module docs): the scheduling client (`reads`,
+/// `writes`) over one [`RateLimiter`], the event client over another.
 #[derive(Clone)]
 pub struct ApiClients {
     /// Watches and GETs: every request waits for a token in [`RateLimitLayer`].
     pub reads: Client,
-    /// Fenced writes: the caller takes the token with [`ApiClients::limiter`] before its
-    /// fence check; the client itself does not wait.
+    /// Fenced scheduling writes: the caller takes the token with [`ApiClients::limiter`] before
+    /// its fence check; the client itself does not wait.
     pub writes: Client,
-    /// The bucket both draw from (`--kube-api-qps`, `--kube-api-burst`).
+    /// The scheduling client's bucket, which `reads` and `writes` draw from.
     pub limiter: Arc<RateLimiter>,
+    /// kube-scheduler's `eventClient`: fenced Event writes, each taking its token from
+    /// [`ApiClients::event_limiter`] before its fence check.
+    pub events: Client,
+    /// The event client's own bucket (the same `--kube-api-qps`/`--kube-api-burst`).
+    pub event_limiter: Arc<RateLimiter>,
 }
 
 impl ApiClients {
-    /// Both clients from `config`, limited to `qps` requests per second with bursts of
-    /// `burst` (`qps <= 0`: unlimited).
+    /// The scheduling and event clients from `config`, each limited to `qps` requests per
+    /// second with bursts of `burst` by a bucket of its own (`qps <= 0`: unlimited).
     ///
     /// # Errors
     /// Building a client from `config` failed (TLS, proxy settings).
     pub fn new(config: kube::Config, qps: f64, burst: u32) -> kube::Result<ApiClients> {
         let limiter = Arc::new(RateLimiter::new(qps, burst));
-        let reads = kube::client::ClientBuilder::try_from(config.clone())?
-            .with_layer(&RateLimitLayer::new(limiter.clone()))
-            .build();
-        let writes = Client::try_from(config)?;
+        let reads = limited_client(config.clone(), limiter.clone())?;
+        let writes = Client::try_from(config.clone())?;
+        let events = Client::try_from(config)?;
         Ok(ApiClients {
             reads,
             writes,
             limiter,
+            events,
+            event_limiter: Arc::new(RateLimiter::new(qps, burst)),
         })
     }
 
-    /// One client for both, no limit (tests).
+    /// kube-scheduler's leader-election client: from the same `config`, with a bucket of its
+    /// own of `qps` requests per second and bursts of `burst`, every request waiting in
+    /// [`RateLimitLayer`] (the elector's writes are fenced by the Lease itself).
+    ///
+    /// # Errors
+    /// Building a client from `config` failed (TLS, proxy settings).
+    pub fn leader_election_client(
+        config: kube::Config,
+        qps: f64,
+        burst: u32,
+    ) -> kube::Result<Client> {
+        limited_client(config, Arc::new(RateLimiter::new(qps, burst)))
+    }
+
+    /// One client for everything, no limit (tests).
     pub fn unlimited(client: Client) -> ApiClients {
         ApiClients {
             reads: client.clone(),
-            writes: client,
+            writes: client.clone(),
             limiter: Arc::new(RateLimiter::unlimited()),
+            events: client,
+            event_limiter: Arc::new(RateLimiter::unlimited()),
         }
     }
+}
+
+/// A client from `config` whose every request waits for a `limiter` token first.
+fn limited_client(config: kube::Config, limiter: Arc<RateLimiter>) -> kube::Result<Client> {
+    Ok(kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&RateLimitLayer::new(limiter))
+        .build())
 }
 
 #[cfg(test)]

@@ -16,7 +16,11 @@
 //!   `Insecure`); a CA together with `insecure` is refused ("specifying a root certificates file
 //!   with the insecure flag is not allowed"); a client certificate is used only when both the
 //!   certificate and the key are given (`HasCertAuth`). Whether a call uses TLS is decided by
-//!   the URL scheme, as in Go.
+//!   the URL scheme, as in Go;
+//! - `urlPrefix` is not validated (v1.22 does not): a prefix Go's HTTP client cannot send to,
+//!   such as the `"/prefix"` of v1.22's `compatibility_test.go`, is accepted (the Policy loader
+//!   warns), and each call fails with the error Go's client gives ([`super::gourl`]), e.g.
+//!   `Post "/prefix/filter": unsupported protocol scheme ""`.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -88,11 +92,14 @@ impl HttpExtender {
     /// The extender of Policy entry `index` (`NewHTTPExtender`). Files named in `tlsConfig` are
     /// read now.
     ///
+    /// A `urlPrefix` that Go's HTTP client cannot send to (no `http`/`https` scheme, no host) is
+    /// accepted as v1.22 accepts it; every call then fails with Go's error (see [`super::gourl`]).
+    ///
     /// # Errors
-    /// [`ExtenderConfigError`]: `urlPrefix` is not an `http://` or `https://` URL while a verb is
-    /// set (checked here rather than on every call, as Go would), a `*Data` field is not base64,
-    /// a file cannot be read, CA and `insecure` together, TLS material that does not parse, an
-    /// invalid `serverName`.
+    /// [`ExtenderConfigError`]: while a verb is set, `urlPrefix` is an `http(s)` URL with a host
+    /// that this crate's HTTP client cannot parse (checked here rather than on every call), a
+    /// `*Data` field is not base64, a file cannot be read, CA and `insecure` together, TLS
+    /// material that does not parse, an invalid `serverName`.
     pub fn new(index: usize, config: &LegacyExtender) -> Result<HttpExtender, ExtenderConfigError> {
         let err = |field: &str, message: String| ExtenderConfigError {
             index,
@@ -100,21 +107,27 @@ impl HttpExtender {
             field: field.to_string(),
             message,
         };
-        let has_verb = [
+        for verb in [
             &config.filter_verb,
             &config.prioritize_verb,
             &config.bind_verb,
-        ]
-        .iter()
-        .any(|v| !v.is_empty());
-        if has_verb {
-            let ok = config.url_prefix.parse::<http::Uri>().ok().filter(|u| {
-                matches!(u.scheme_str(), Some("http") | Some("https")) && u.host().is_some()
-            });
-            if ok.is_none() {
+        ] {
+            if verb.is_empty() {
+                continue;
+            }
+            // Go fails such a call on its own (see `send`); a URL Go would send must be one
+            // this client can send too.
+            let url = call_url(&config.url_prefix, verb);
+            if super::gourl::go_post_error(&url).is_some() {
+                continue;
+            }
+            if let Err(e) = url.parse::<http::Uri>() {
                 return Err(err(
                     "urlPrefix",
-                    format!("{:?} is not an http:// or https:// URL", config.url_prefix),
+                    format!(
+                        "{:?} is not a URL this scheduler can send to: {e}",
+                        config.url_prefix
+                    ),
                 ));
             }
         }
@@ -202,9 +215,13 @@ impl HttpExtender {
         })
     }
 
-    /// `send`: POST the body to `<urlPrefix>/<action>`, require 200, return the answer body.
+    /// `send`: POST the body to `<urlPrefix>/<action>`, require 200, return the answer body. A
+    /// URL Go's client cannot send to fails as it does there, before any I/O.
     fn send(&self, action: &str, body: Vec<u8>) -> Result<bytes::Bytes, ExtenderError> {
-        let url = format!("{}/{}", self.extender_url.trim_end_matches('/'), action);
+        let url = call_url(&self.extender_url, action);
+        if let Some(e) = super::gourl::go_post_error(&url) {
+            return Err(ExtenderError::new(e));
+        }
         let (code, answer) = self
             .client
             .post_json(&url, body)
@@ -221,6 +238,11 @@ impl HttpExtender {
         wire::encode_args(&pod.pod, nodes, self.node_cache_capable)
             .map_err(|e| ExtenderError::new(e.to_string()))
     }
+}
+
+/// The URL of one call: `strings.TrimRight(urlPrefix, "/") + "/" + verb`.
+fn call_url(url_prefix: &str, verb: &str) -> String {
+    format!("{}/{}", url_prefix.trim_end_matches('/'), verb)
 }
 
 /// Whether a container requests or limits one of `managed`.
@@ -433,12 +455,15 @@ mod tests {
             filter_verb: "filter".into(),
             ..LegacyExtender::default()
         };
-        assert_eq!(
-            config_error(LegacyExtender {
-                url_prefix: "localhost:8888".into(),
-                ..base.clone()
-            }),
-            "policy extenders[2] (\"localhost:8888\"): urlPrefix: \"localhost:8888\" is not an http:// or https:// URL"
+        let e = config_error(LegacyExtender {
+            url_prefix: "http://ext ample:8888".into(),
+            ..base.clone()
+        });
+        assert!(
+            e.starts_with(
+                "policy extenders[2] (\"http://ext ample:8888\"): urlPrefix: \"http://ext ample:8888\" is not a URL this scheduler can send to: "
+            ),
+            "{e}"
         );
         // No verb: never called, so any prefix is accepted.
         assert!(
@@ -491,6 +516,60 @@ mod tests {
                 }
             )
             .is_ok()
+        );
+    }
+
+    /// v1.22's `compatibility_test.go` extender (`"urlPrefix": "/prefix"`, HTTPS, every verb):
+    /// accepted, and each call fails as Go's client fails on a URL without a scheme.
+    #[test]
+    fn a_prefix_go_cannot_send_to_is_accepted_and_every_call_fails_as_in_go() {
+        let e = HttpExtender::new(
+            0,
+            &LegacyExtender {
+                url_prefix: "/prefix".into(),
+                filter_verb: "filter".into(),
+                prioritize_verb: "prioritize".into(),
+                bind_verb: "bind".into(),
+                weight: 1,
+                enable_https: true,
+                tls_config: Some(ExtenderTlsConfig {
+                    insecure: true,
+                    ..Default::default()
+                }),
+                http_timeout: 1,
+                node_cache_capable: true,
+                ignorable: true,
+                ..LegacyExtender::default()
+            },
+        )
+        .unwrap();
+        let n1 = crate::framework::plugins::testutil::node("n1").info();
+        let p = pod("p").info();
+        let go = |verb: &str| format!(r#"Post "/prefix/{verb}": unsupported protocol scheme """#);
+        assert_eq!(e.filter(&p, &[&n1]).unwrap_err().to_string(), go("filter"));
+        assert_eq!(
+            e.prioritize(&p, &[&n1]).unwrap_err().to_string(),
+            go("prioritize")
+        );
+        assert_eq!(
+            e.bind(&ExtenderBindingArgs::new(&p, "n1"))
+                .unwrap_err()
+                .to_string(),
+            go("bind")
+        );
+        // `host:port` without a scheme: Go reads `localhost` as the scheme.
+        let e = HttpExtender::new(
+            0,
+            &LegacyExtender {
+                url_prefix: "localhost:8888/".into(),
+                filter_verb: "filter".into(),
+                ..LegacyExtender::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            e.filter(&p, &[&n1]).unwrap_err().to_string(),
+            r#"Post "localhost:8888/filter": unsupported protocol scheme "localhost""#
         );
     }
 

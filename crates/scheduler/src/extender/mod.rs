@@ -20,6 +20,7 @@
 //! tests use fakes.
 
 mod client;
+pub(crate) mod gourl;
 pub mod http;
 mod wire;
 

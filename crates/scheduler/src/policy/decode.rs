@@ -127,45 +127,96 @@ fn yaml_error(src: &Source<'_>, err: &serde_yaml::Error) -> PolicyError {
     decode_error(location, msg)
 }
 
-/// Decodes `text` (named `source_name` in messages) strictly and checks `kind`/`apiVersion`.
-pub(crate) fn decode(src: &Source<'_>) -> Result<Decoded, PolicyError> {
-    let raw: RawPolicy = match src.format {
-        Format::Json => serde_json::from_str(src.text).map_err(|e| json_error(src, &e))?,
-        Format::Yaml => serde_yaml::from_str(src.text).map_err(|e| yaml_error(src, &e))?,
-    };
+/// `kind` and `apiVersion` alone, read leniently to name the type of a file that is not a
+/// Policy.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypeMeta {
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    api_version: Option<String>,
+}
 
+/// kube-scheduler's component configuration: a different file for a different flag.
+const KUBE_SCHEDULER_CONFIGURATION: &str = "KubeSchedulerConfiguration";
+
+/// The error for a document whose `kind`/`apiVersion` are not a Policy's, if they are not.
+fn check_type(src: &Source<'_>, api_version: &str, kind: &str) -> Result<(), PolicyError> {
     let root = FieldPath::root();
-    if raw.api_version.is_empty() {
+    if kind == KUBE_SCHEDULER_CONFIGURATION {
+        return Err(decode_error(
+            src.value(&root.key("kind")),
+            "this is a KubeSchedulerConfiguration, not a Policy: kube-scheduler reads it with \
+             --config; mini-scheduler reads the legacy Policy file (kind: Policy, apiVersion: v1, \
+             kube-scheduler's --policy-config-file) that lists predicates and priorities",
+        ));
+    }
+    if api_version.is_empty() {
         return Err(decode_error(
             src.value(&root),
             "Object 'apiVersion' is missing (want \"v1\" or \"kubescheduler.config.k8s.io/v1\")",
         ));
     }
-    if raw.kind.is_empty() {
+    if kind.is_empty() {
         return Err(decode_error(
             src.value(&root),
             "Object 'Kind' is missing (want \"Policy\")",
         ));
     }
-    if !POLICY_API_VERSIONS.contains(&raw.api_version.as_str()) {
+    if !POLICY_API_VERSIONS.contains(&api_version) {
         return Err(decode_error(
             src.value(&root.clone().key("apiVersion")),
             format!(
-                "apiVersion: no kind \"Policy\" is registered for version \"{}\" (kube-scheduler v1.22 accepts \"v1\" or \"kubescheduler.config.k8s.io/v1\")",
-                raw.api_version
+                "apiVersion: no kind \"Policy\" is registered for version \"{api_version}\" (kube-scheduler v1.22 accepts \"v1\" or \"kubescheduler.config.k8s.io/v1\")"
             ),
         ));
     }
-    if raw.kind != POLICY_KIND {
+    if kind != POLICY_KIND {
         return Err(decode_error(
-            src.value(&root.clone().key("kind")),
+            src.value(&root.key("kind")),
             format!(
-                "kind: no kind \"{}\" is registered for version \"{}\" (want \"Policy\")",
-                raw.kind, raw.api_version
+                "kind: no kind \"{kind}\" is registered for version \"{api_version}\" (want \"Policy\")"
             ),
         ));
     }
+    Ok(())
+}
 
+/// For a document that failed strict decoding: the type error when its `kind`/`apiVersion`
+/// are present and not a Policy's (as v1.22's decoder resolves the type before the fields).
+fn type_error(src: &Source<'_>) -> Option<PolicyError> {
+    let meta: TypeMeta = match src.format {
+        Format::Json => serde_json::from_str(src.text).ok()?,
+        Format::Yaml => serde_yaml::from_str(src.text).ok()?,
+    };
+    let (kind, api_version) = (meta.kind?, meta.api_version.unwrap_or_default());
+    check_type(src, &api_version, &kind).err()
+}
+
+/// Decodes `text` (named `source_name` in messages) strictly and checks `kind`/`apiVersion`.
+///
+/// Nesting deeper than [`crate::nesting::MAX_NESTING_DEPTH`] is refused before parsing.
+pub(crate) fn decode(src: &Source<'_>) -> Result<Decoded, PolicyError> {
+    let deep = match src.format {
+        Format::Json => crate::nesting::check_json(src.text),
+        Format::Yaml => crate::nesting::check_yaml(src.text),
+    };
+    if let Err(at) = deep {
+        return Err(decode_error(
+            src.at_line_col(at.line, at.column),
+            crate::nesting::too_deep_message(),
+        ));
+    }
+    let raw: RawPolicy = match src.format {
+        Format::Json => serde_json::from_str(src.text)
+            .map_err(|e| type_error(src).unwrap_or_else(|| json_error(src, &e)))?,
+        Format::Yaml => serde_yaml::from_str(src.text)
+            .map_err(|e| type_error(src).unwrap_or_else(|| yaml_error(src, &e)))?,
+    };
+    check_type(src, &raw.api_version, &raw.kind)?;
+
+    let root = FieldPath::root();
     let mut warnings = Vec::new();
     let (predicates, predicates_key, predicates_key_present) = match (raw.predicates, raw.predicate)
     {

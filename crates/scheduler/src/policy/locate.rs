@@ -98,6 +98,10 @@ impl fmt::Display for FieldPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, seg) in self.0.iter().enumerate() {
             match seg {
+                // Keys such as `nvidia.com/gpu` are quoted so that the path stays readable.
+                Seg::Key(k, _) if k.is_empty() || k.contains(['.', '[', ']', '"', ' ']) => {
+                    write!(f, "[{k:?}]")?
+                }
                 Seg::Key(k, _) if i == 0 => write!(f, "{k}")?,
                 Seg::Key(k, _) => write!(f, ".{k}")?,
                 Seg::Index(n) => write!(f, "[{n}]")?,
@@ -268,6 +272,56 @@ fn find_key_before(text: &str, key: &str, limit: usize) -> Option<usize> {
             return Some(if quoted { i - 1 } else { i });
         }
         end = i;
+    }
+    None
+}
+
+/// 1-based (line, column in characters) of a byte offset in `text`.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        text.get(line_start..offset)
+            .map_or(0, |s| s.chars().count())
+            + 1,
+    )
+}
+
+/// 1-based (line, column) of the value at `path` in document `doc` (0-based) of a JSON stream
+/// (`json`) or a multi-document YAML text, falling back to the nearest located ancestor.
+/// `None` when not even the document can be located. Used for error messages only: YAML is
+/// re-read once per step of the fallback.
+pub(crate) fn locate_in_document(
+    text: &str,
+    json: bool,
+    doc: usize,
+    path: &FieldPath,
+) -> Option<(usize, usize)> {
+    let mut p = path.0.clone();
+    loop {
+        let offset = if json {
+            json_document(text, doc).and_then(|root| root.find(&p).map(|(n, _)| n.start))
+        } else {
+            yaml_document_value_offset(text, doc, &p)
+        };
+        if let Some(off) = offset {
+            return Some(line_col(text, off));
+        }
+        p.pop()?;
+    }
+}
+
+/// The `doc`-th (0-based) value of a stream of JSON values, scanned with spans.
+fn json_document(text: &str, doc: usize) -> Option<JsonNode> {
+    let mut scanner = JsonScanner::new(text);
+    for i in 0.. {
+        scanner.ws();
+        let node = scanner.value(0)?;
+        if i == doc {
+            return Some(node);
+        }
     }
     None
 }
@@ -530,6 +584,19 @@ const PROBE: &str = "\u{0}policy-locate-probe";
 
 fn yaml_value_offset(src: &Source<'_>, path: &[Seg]) -> Option<usize> {
     let de = serde_yaml::Deserializer::from_str(src.text);
+    let loc = probe_yaml(de, path)?;
+    src.offset_of(loc.line(), loc.column())
+}
+
+/// Byte offset of the value at `path` in document `doc` (0-based) of a YAML stream.
+fn yaml_document_value_offset(text: &str, doc: usize, path: &[Seg]) -> Option<usize> {
+    let de = serde_yaml::Deserializer::from_str(text).nth(doc)?;
+    let loc = probe_yaml(de, path)?;
+    // Marks count from the start of the stream.
+    Some(loc.index())
+}
+
+fn probe_yaml(de: serde_yaml::Deserializer<'_>, path: &[Seg]) -> Option<serde_yaml::Location> {
     let err = match (Probe { path }).deserialize(de) {
         Ok(()) => return None,
         Err(e) => e,
@@ -537,8 +604,7 @@ fn yaml_value_offset(src: &Source<'_>, path: &[Seg]) -> Option<usize> {
     if !err.to_string().contains(PROBE) {
         return None;
     }
-    let loc = err.location()?;
-    src.offset_of(loc.line(), loc.column())
+    err.location()
 }
 
 /// Walks to `path` and fails there; serde_yaml attaches the mark of the value being visited.

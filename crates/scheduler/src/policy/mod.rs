@@ -19,7 +19,9 @@
 //! Every error message starts with `file:line:column:`. Deviations from v1.22, all reported:
 //! the singular key `predicate` is accepted as `predicates` with a warning; names whose plugin
 //! mini-scheduler does not implement yet fail with "not supported yet"; `null` predicates or
-//! priorities use the v1.22 defaults restricted to implemented plugins, with a warning.
+//! priorities use the v1.22 defaults restricted to implemented plugins, with a warning. As in
+//! v1.22, an extender `urlPrefix` is not validated: one Go's HTTP client cannot send to (such as
+//! `"/prefix"`) is accepted with a warning naming the field and value.
 //!
 //! ```
 //! let loaded = scheduler::policy::parse_policy(
@@ -39,7 +41,7 @@ mod decode;
 mod error;
 mod feature_gates;
 mod legacy_registry;
-mod locate;
+pub(crate) mod locate;
 mod types;
 mod validate;
 
@@ -155,6 +157,7 @@ fn load(
         predicates_key_present: decoded.predicates_key_present,
         priorities_key_present: decoded.priorities_key_present,
     };
+    extender_url_warnings(&decoded.policy, &src, &mut warnings);
     let mut resolved = legacy_registry::resolve(&decoded.policy, &input, &mut warnings)?;
     if implemented_only {
         legacy_registry::check_implemented(&decoded.policy, &mut resolved, &input, &mut warnings)?;
@@ -164,6 +167,42 @@ fn load(
         resolved,
         warnings,
     })
+}
+
+/// A warning for each extender whose `urlPrefix` Go's HTTP client cannot send to (no
+/// `http`/`https` scheme or no host, e.g. the `"/prefix"` of v1.22's `compatibility_test.go`):
+/// v1.22 validates no URL and accepts the file, and every call to that extender then fails with
+/// Go's error (see `crate::extender::gourl`) — skipped when the extender is `ignorable`, the
+/// pod's scheduling error otherwise. Only extenders with a filter, prioritize or bind verb are
+/// called at all.
+fn extender_url_warnings(policy: &Policy, src: &locate::Source<'_>, warnings: &mut Vec<String>) {
+    for (i, e) in policy.extenders.iter().enumerate() {
+        let Some(verb) = [&e.filter_verb, &e.prioritize_verb, &e.bind_verb]
+            .into_iter()
+            .find(|v| !v.is_empty())
+        else {
+            continue;
+        };
+        let url = format!("{}/{}", e.url_prefix.trim_end_matches('/'), verb);
+        let Some(go_error) = crate::extender::gourl::go_post_error(&url) else {
+            continue;
+        };
+        let path = locate::FieldPath::root()
+            .key("extenders")
+            .index(i)
+            .key("urlPrefix");
+        let consequence = if e.ignorable {
+            "the extender is ignorable, so it is skipped"
+        } else {
+            "the extender is not ignorable, so every pod it is asked about fails with that error"
+        };
+        warnings.push(format!(
+            "{}: {path} {:?} is not an http:// or https:// URL with a host: kube-scheduler v1.22 \
+             accepts it, and every call to this extender fails ({go_error}); {consequence}",
+            src.value(&path),
+            e.url_prefix
+        ));
+    }
 }
 
 /// Decodes a policy strictly and checks `kind`/`apiVersion`, without validation or

@@ -101,14 +101,11 @@ fn seed_sample_loads_with_singular_key_warning() {
         "config/policies/pass/seed-singular-predicate.json:4:2: key \"predicate\" is not a Policy \
          field; treating it as \"predicates\" (kube-scheduler v1.18+ rejects this file; rename the key)"
     );
-    // The product's own copy, when the shared data is checked out beside the repo.
-    let shared = repo_root().join("../shared/data/samples/policy-config-file.seed.json");
-    if shared.exists() {
-        let loaded = load_policy_file(&shared).unwrap();
-        assert_sample_resolution(&loaded.resolved);
-        assert!(loaded.warnings[0].contains(":4:2: key \"predicate\" is not a Policy field"));
-        assert_eq!(loaded.policy, embedded.policy);
-    }
+    // The same file read from disk (the product's old sample, kept byte-for-byte as this fixture).
+    let loaded = load_policy_file(&fixture("pass/seed-singular-predicate.json")).unwrap();
+    assert_sample_resolution(&loaded.resolved);
+    assert!(loaded.warnings[0].contains(":4:2: key \"predicate\" is not a Policy field"));
+    assert_eq!(loaded.policy, embedded.policy);
 }
 
 #[test]
@@ -318,10 +315,32 @@ fn syntax_errors_carry_line_and_column() {
 #[test]
 fn kind_and_api_version_are_checked() {
     let e = err("fail/wrong-kind.json");
+    assert!(
+        e.starts_with(
+            "config/policies/fail/wrong-kind.json:2:11: invalid policy: this is a \
+             KubeSchedulerConfiguration, not a Policy: kube-scheduler reads it with --config"
+        ),
+        "{e}"
+    );
+    let e = parse_policy("p.json", r#"{"kind": "Policies", "apiVersion": "v1"}"#)
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
-        "config/policies/fail/wrong-kind.json:2:11: invalid policy: kind: no kind \
-         \"KubeSchedulerConfiguration\" is registered for version \"v1\" (want \"Policy\")"
+        "p.json:1:10: invalid policy: kind: no kind \"Policies\" is registered for version \
+         \"v1\" (want \"Policy\")"
+    );
+    // The type is named before the fields it does not know (v1.22 resolves the kind first).
+    let e = parse_policy(
+        "p.yaml",
+        "kind: Pod\napiVersion: v1\nspec:\n  containers: []\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "p.yaml:1:7: invalid policy: kind: no kind \"Pod\" is registered for version \"v1\" \
+         (want \"Policy\")"
     );
     // policy_test.go "unknown version throws a parsing error".
     let e = err("fail/wrong-api-version.yaml");
@@ -1201,10 +1220,12 @@ struct ExpectedScore {
 
 /// The corpus transcribed from kube-scheduler's own tables: every `pass/*.expected.json`
 /// (`compat-*`: `compatibility_test.go` @05c351a9037bd79bf88c56171a951c3097b658da
-/// `TestCompatibility_v1_Scheduler`, every case; `factory-*`: `factory_test.go`
-/// `TestCreateFromConfig`) is compared with the resolution of the policy beside it: filter
-/// order, score plugins and weights, plugin args, extenders. Loading the same file then either
-/// succeeds or fails only because a plugin or extenders are not in this build yet.
+/// `TestCompatibility_v1_Scheduler`, every case, and v1.22's `TestPolicyCompatibility` case
+/// "all predicates and priorities"; `factory-*`: `factory_test.go` `TestCreateFromConfig`) is
+/// compared with the resolution of the policy beside it: filter order, score plugins and
+/// weights, plugin args, extenders. Loading the same file then either succeeds or fails only
+/// because a plugin or extenders are not in this build yet, and its extenders build as
+/// `policy check` and `run` build them (v1.22 accepts every one of these files).
 #[test]
 fn upstream_policy_corpus_resolves_as_v1_22() {
     let mut n = 0;
@@ -1242,6 +1263,9 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
         assert_eq!(got_scores, exp.scores, "{stem}: scores");
         assert_eq!(r.args, exp.args, "{stem}: args");
         assert_eq!(r.extenders, exp.extenders, "{stem}: extenders");
+        if let Err(e) = crate::extender::build_extenders(&r.extenders) {
+            panic!("{stem}: {e}");
+        }
         assert_eq!(
             r.always_check_all_predicates, exp.always_check_all_predicates,
             "{stem}"
@@ -1286,8 +1310,63 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
     }
     assert_eq!(
         n,
-        15 + 3,
-        "compatibility_test.go has 15 cases, factory_test.go 3"
+        15 + 1 + 3,
+        "compatibility_test.go has 15 cases (v1.22's table one more), factory_test.go 3"
+    );
+}
+
+/// v1.22's `compatibility_test.go` case "all predicates and priorities": its extender's
+/// `"urlPrefix": "/prefix"` is accepted with a warning naming the field, the value and the
+/// error every call gets in Go.
+#[test]
+fn url_prefix_without_a_scheme_is_accepted_with_a_warning() {
+    let rel = "pass/compat-all-predicates-and-priorities.json";
+    let loaded = resolve_policy(
+        &format!("config/policies/{rel}"),
+        &std::fs::read_to_string(fixture(rel)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(loaded.resolved.extenders[0].url_prefix, "/prefix");
+    assert_eq!(
+        loaded.warnings,
+        [
+            "config/policies/pass/compat-all-predicates-and-priorities.json:48:24: \
+             extenders[0].urlPrefix \"/prefix\" is not an http:// or https:// URL with a host: \
+             kube-scheduler v1.22 accepts it, and every call to this extender fails \
+             (Post \"/prefix/filter\": unsupported protocol scheme \"\"); the extender is \
+             ignorable, so it is skipped"
+        ]
+    );
+    // Not ignorable: the pods fail; no verb: never called, no warning; a URL Go sends: none.
+    let yaml = |prefix: &str, extra: &str| {
+        format!("kind: Policy\napiVersion: v1\nextenders:\n- urlPrefix: {prefix:?}\n{extra}")
+    };
+    let w = parse_policy("p.yaml", &yaml("localhost:8888", "  bindVerb: bind\n"))
+        .unwrap()
+        .warnings;
+    assert_eq!(
+        w,
+        [
+            "p.yaml:4:14: extenders[0].urlPrefix \"localhost:8888\" is not an http:// or https:// \
+             URL with a host: kube-scheduler v1.22 accepts it, and every call to this extender \
+             fails (Post \"localhost:8888/bind\": unsupported protocol scheme \"localhost\"); the \
+             extender is not ignorable, so every pod it is asked about fails with that error"
+        ]
+    );
+    assert!(
+        parse_policy("p.yaml", &yaml("/prefix", "  preemptVerb: preempt\n"))
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
+    assert!(
+        parse_policy(
+            "p.yaml",
+            &yaml("http://ext:8888/x", "  filterVerb: filter\n")
+        )
+        .unwrap()
+        .warnings
+        .is_empty()
     );
 }
 

@@ -1,5 +1,11 @@
 //! `simulate`: run the real scheduling cycle over a cluster read from files, no API server.
 //!
+//! Before scheduling, objects are completed as the API server completes them on create:
+//! `generateName` objects get a generated name ([`NameGenerator`], deterministic under the
+//! seed) and every pod's containers get requests defaulted from their limits
+//! ([`default_requests_from_limits`]). Cluster mode needs neither: the pods it reads were
+//! stored by an API server that already did both.
+//!
 //! Pods with `spec.nodeName` already run and count against their node (unless `Succeeded` or
 //! `Failed`). Pending pods whose `schedulerName` is unset or ours are queued by priority
 //! (descending, as kube-scheduler's PrioritySort), then `creationTimestamp` (pods without one
@@ -13,16 +19,23 @@
 //! reservation is assumed and then committed at once as PreBind and the PV controller would
 //! leave it (static bindings bound; claims to provision annotated with the selected node), so
 //! the pods after it see those PVs taken.
+//!
+//! [`Simulation`] hands out the outcomes one at a time, so that a report (with `--explain`,
+//! every node's reasons for every pod) can be written as it is produced: memory stays bounded by
+//! the cluster, not by the report. [`simulate`] collects them.
 
 pub mod files;
 pub mod openb;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -39,6 +52,9 @@ pub struct Cluster {
     pub nodes: Vec<core::Node>,
     /// Pods, running and pending, in input order.
     pub pods: Vec<core::Pod>,
+    /// Pods that did not decode; each is reported `Unschedulable` (or `Skipped`, as a
+    /// well-formed pod in its place would be) with the decoding error.
+    pub malformed_pods: Vec<MalformedPod>,
     /// Services.
     pub services: Vec<core::Service>,
     /// ReplicationControllers.
@@ -57,8 +73,81 @@ pub struct Cluster {
     pub storage_classes: Vec<k8s_openapi::api::storage::v1::StorageClass>,
     /// CSINodes.
     pub csi_nodes: Vec<k8s_openapi::api::storage::v1::CSINode>,
+    /// Where each named node was read (`file: document N[, items[K]]`), to name both places
+    /// when a node name is read twice.
+    pub node_origins: BTreeMap<String, String>,
     /// Things read but ignored.
     pub warnings: Vec<String>,
+}
+
+/// A pod whose object did not decode, with what could be read of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MalformedPod {
+    /// Number of well-formed pods before it in the input (its place in [`Cluster::pods`]).
+    pub position: usize,
+    /// `metadata.namespace` (empty: `default`).
+    pub namespace: String,
+    /// `metadata.name` (empty when only `generateName` is set).
+    pub name: String,
+    /// `metadata.generateName`.
+    pub generate_name: String,
+    /// `spec.nodeName`.
+    pub node_name: String,
+    /// `spec.schedulerName`.
+    pub scheduler_name: String,
+    /// `status.phase`.
+    pub phase: String,
+    /// Whether `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// The decoding error (file, line, document, item, field).
+    pub message: String,
+}
+
+/// An object of a cluster file that does not decode, or has no name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Path of the file.
+    pub file: String,
+    /// 1-based line of the field (or of the nearest enclosing value found), 0 if unknown.
+    pub line: usize,
+    /// 1-based column, 0 if unknown.
+    pub column: usize,
+    /// 1-based YAML document (or JSON value) number.
+    pub document: usize,
+    /// Inside a `v1 List`: the item's path (`items[3]`).
+    pub item: Option<String>,
+    /// The object's kind.
+    pub kind: String,
+    /// The object's `namespace/name` when it has one.
+    pub object: String,
+    /// Field path inside the object (`spec.containers[0].resources.limits["nvidia.com/gpu"]`),
+    /// empty for the whole object.
+    pub path: String,
+    /// Decoder message.
+    pub message: String,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column.max(1))?;
+        }
+        write!(f, ": document {}", self.document)?;
+        if let Some(item) = &self.item {
+            write!(f, ", {item}")?;
+        }
+        if !self.kind.is_empty() {
+            write!(f, ": {}", self.kind)?;
+            if !self.object.is_empty() {
+                write!(f, " {}", self.object)?;
+            }
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
 }
 
 /// Errors of `simulate` input.
@@ -72,9 +161,9 @@ pub enum SimError {
         /// OS error.
         message: String,
     },
-    /// Malformed YAML.
+    /// Malformed YAML or JSON, or nesting deeper than [`crate::nesting::MAX_NESTING_DEPTH`].
     #[error("{file}:{line}:{column}: {message}")]
-    Yaml {
+    Syntax {
         /// Path.
         file: String,
         /// 1-based line.
@@ -84,18 +173,9 @@ pub enum SimError {
         /// Parser message.
         message: String,
     },
-    /// An object that does not decode as its kind.
-    #[error("{file}: document {document}: {kind}: {message}")]
-    Decode {
-        /// Path.
-        file: String,
-        /// 1-based YAML document number.
-        document: usize,
-        /// The object's kind.
-        kind: String,
-        /// Decoder message (names the field).
-        message: String,
-    },
+    /// An object that does not decode as its kind, or has neither a name nor a generateName.
+    #[error("{0}")]
+    Decode(Box<DecodeError>),
     /// A malformed CSV row.
     #[error("{file}:{line}: {message}")]
     Csv {
@@ -106,7 +186,8 @@ pub enum SimError {
         /// What is wrong.
         message: String,
     },
-    /// A node with a malformed quantity or a duplicate name.
+    /// A node with a malformed quantity or a duplicate name (naming where it was read, when
+    /// known).
     #[error("{0}")]
     Node(String),
     /// The policy names plugins this build lacks.
@@ -115,6 +196,12 @@ pub enum SimError {
     /// An extender of the policy cannot be set up (URL, TLS material).
     #[error(transparent)]
     Extender(#[from] crate::extender::ExtenderConfigError),
+}
+
+impl From<Box<DecodeError>> for SimError {
+    fn from(e: Box<DecodeError>) -> Self {
+        SimError::Decode(e)
+    }
 }
 
 /// Read an input file as text; the error names the file.
@@ -130,7 +217,7 @@ pub(crate) fn read_text(path: &std::path::Path) -> Result<String, SimError> {
 pub struct SimulationConfig {
     /// Our `schedulerName`.
     pub scheduler_name: String,
-    /// Seed of the tie-breaking RNG.
+    /// Seed of the tie-breaking RNG and of generated names.
     pub seed: u64,
     /// `percentageOfNodesToScore` (0 = adaptive).
     pub percentage_of_nodes_to_score: i32,
@@ -145,6 +232,10 @@ pub enum PodStatus {
     Scheduled,
     /// No node fits (or the pod is malformed).
     Unschedulable,
+    /// The attempt failed with an error, not a fit failure: an extender that cannot be reached
+    /// or answers with an error, a plugin error, a Reserve failure (v1.22's `Error` status,
+    /// `scheduler_schedule_attempts_total{result="error"}`). Not counted in `failureReasons`.
+    Error,
     /// Not ours to schedule: another scheduler's, already assigned, or finished.
     Skipped,
 }
@@ -172,7 +263,7 @@ pub struct PodOutcome {
     pub node: Option<String>,
     /// `Successfully assigned ns/pod to node`, the FailedScheduling text, or why skipped.
     pub message: String,
-    /// GPU devices chosen, for pods that request GPUs.
+    /// GPU devices chosen, for pods that request GPUs on nodes that count their devices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_indexes: Option<Vec<u32>>,
     /// With `--explain`: failed node → reasons.
@@ -221,7 +312,7 @@ pub struct Summary {
     pub nodes: usize,
     /// Pods in the input.
     pub pods: usize,
-    /// Pods by outcome.
+    /// Pods by outcome (`Scheduled`, `Unschedulable`, `Error`, `Skipped`).
     pub by_status: BTreeMap<String, usize>,
     /// Unschedulable pods by failure reason (a pod counts once per reason).
     pub failure_reasons: BTreeMap<String, usize>,
@@ -229,9 +320,10 @@ pub struct Summary {
     pub resources: Vec<ResourceUsage>,
     /// GPU devices.
     pub gpu: GpuUsage,
-    /// Wall time of the scheduling loop, seconds.
+    /// Time spent scheduling (the scheduling cycles and their bookkeeping, not reading input
+    /// nor writing output), seconds.
     pub wall_time_seconds: f64,
-    /// Pods attempted per second of wall time.
+    /// Pods attempted per second of that time.
     pub pods_per_second: f64,
 }
 
@@ -255,199 +347,522 @@ pub struct Outcome {
     pub snapshot: Snapshot,
 }
 
-/// Run the simulation.
-///
-/// # Errors
-/// [`SimError::Node`] for malformed nodes, [`SimError::Framework`] for a policy naming missing
-/// plugins, [`SimError::Extender`] for an extender that cannot be set up. Malformed pods do not stop the run: they are reported `Unschedulable`.
-pub fn simulate(
-    cluster: Cluster,
-    policy: &ResolvedPolicy,
-    cfg: &SimulationConfig,
-) -> Result<Outcome, SimError> {
-    let fwk = Framework::from_policy(policy)?;
-    let mut snapshot = Snapshot::new();
-    let mut warnings = cluster.warnings;
-    for n in cluster.nodes {
-        let ni = NodeInfo::from_node(n).map_err(|e| SimError::Node(e.to_string()))?;
-        snapshot
-            .add_node(ni)
-            .map_err(|e| SimError::Node(e.to_string()))?;
-    }
-    for s in &cluster.services {
-        snapshot.upsert_service(s);
-    }
-    for rc in &cluster.replication_controllers {
-        snapshot.upsert_replication_controller(rc);
-    }
-    for rs in &cluster.replica_sets {
-        snapshot.upsert_replica_set(rs);
-    }
-    for ss in &cluster.stateful_sets {
-        snapshot.upsert_stateful_set(ss);
-    }
-    for ns in &cluster.namespaces {
-        snapshot.upsert_namespace(ns);
-    }
-    {
-        let volumes = snapshot.volumes_mut();
-        for pv in cluster.persistent_volumes {
-            volumes.upsert_pv(pv);
-        }
-        for pvc in cluster.persistent_volume_claims {
-            volumes.upsert_pvc(pvc);
-        }
-        for sc in cluster.storage_classes {
-            volumes.upsert_storage_class(sc);
-        }
-        for n in cluster.csi_nodes {
-            volumes.upsert_csi_node(n);
+/// The API server's `names.SimpleNameGenerator` (`k8s.io/apiserver/pkg/storage/names`): the
+/// `generateName` prefix, cut to 58 bytes, followed by 5 characters drawn from
+/// `k8s.io/apimachinery/pkg/util/rand`'s alphabet `bcdfghjklmnpqrstvwxz2456789`. Seeded, so a
+/// simulation names the same objects the same way under the same `--seed`.
+#[derive(Debug)]
+pub struct NameGenerator {
+    rng: StdRng,
+}
+
+impl NameGenerator {
+    /// `utilrand`'s alphabet: no vowels, no `0`, `1`, `3`.
+    pub const ALPHABET: &'static [u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    /// Random characters appended.
+    pub const RANDOM_LENGTH: usize = 5;
+    /// Longest prefix kept (`MaxGeneratedNameLength`: 63 − 5).
+    pub const MAX_PREFIX_LENGTH: usize = 63 - Self::RANDOM_LENGTH;
+
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        NameGenerator {
+            rng: StdRng::seed_from_u64(seed),
         }
     }
 
-    let total_pods = cluster.pods.len();
-    let mut outcomes = Vec::with_capacity(total_pods);
-    let mut queue: Vec<(usize, PodInfo)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (i, pod) in cluster.pods.into_iter().enumerate() {
-        let phase = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.phase.clone())
-            .unwrap_or_default();
-        let ns = pod
-            .metadata
-            .namespace
-            .clone()
-            .unwrap_or_else(|| "default".into());
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        let node_name = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.clone())
-            .unwrap_or_default();
-        let scheduler_name = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.scheduler_name.clone())
-            .unwrap_or_default();
-        let skipped = |message: String, node: Option<String>| PodOutcome {
-            namespace: ns.clone(),
-            name: name.clone(),
-            status: PodStatus::Skipped,
+    /// A name for an object with `generateName: base`.
+    pub fn generate(&mut self, base: &str) -> String {
+        let mut cut = base.len().min(Self::MAX_PREFIX_LENGTH);
+        while !base.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mut name = base[..cut].to_string();
+        for _ in 0..Self::RANDOM_LENGTH {
+            let i = self.rng.random_range(0..Self::ALPHABET.len());
+            name.push(char::from(Self::ALPHABET[i]));
+        }
+        name
+    }
+}
+
+/// Gives every object of `cluster` that has a `generateName` and no name a generated name,
+/// in input order (nodes, pods, then the other kinds), unique among the names of its kind and
+/// namespace (the API server answers a clash with 409 AlreadyExists; here another name is
+/// drawn).
+pub fn generate_names(cluster: &mut Cluster, seed: u64) {
+    let mut names = NameGenerator::new(seed);
+    let mut taken: HashSet<(&'static str, String, String)> = HashSet::new();
+    let key = |kind: &'static str, ns: &Option<String>, name: &str| {
+        (kind, ns.clone().unwrap_or_default(), name.to_string())
+    };
+    macro_rules! each_meta {
+        ($f:expr) => {
+            for o in &mut cluster.nodes {
+                $f("Node", &mut o.metadata);
+            }
+            for o in &mut cluster.pods {
+                $f("Pod", &mut o.metadata);
+            }
+            for o in &mut cluster.services {
+                $f("Service", &mut o.metadata);
+            }
+            for o in &mut cluster.replication_controllers {
+                $f("ReplicationController", &mut o.metadata);
+            }
+            for o in &mut cluster.replica_sets {
+                $f("ReplicaSet", &mut o.metadata);
+            }
+            for o in &mut cluster.stateful_sets {
+                $f("StatefulSet", &mut o.metadata);
+            }
+            for o in &mut cluster.namespaces {
+                $f("Namespace", &mut o.metadata);
+            }
+            for o in &mut cluster.persistent_volumes {
+                $f("PersistentVolume", &mut o.metadata);
+            }
+            for o in &mut cluster.persistent_volume_claims {
+                $f("PersistentVolumeClaim", &mut o.metadata);
+            }
+            for o in &mut cluster.storage_classes {
+                $f("StorageClass", &mut o.metadata);
+            }
+            for o in &mut cluster.csi_nodes {
+                $f("CSINode", &mut o.metadata);
+            }
+        };
+    }
+    each_meta!(|kind, m: &mut ObjectMeta| {
+        if let Some(n) = m.name.as_deref().filter(|n| !n.is_empty()) {
+            taken.insert(key(kind, &m.namespace, n));
+        }
+    });
+    for p in &cluster.malformed_pods {
+        if !p.name.is_empty() {
+            let ns = Some(p.namespace.clone()).filter(|n| !n.is_empty());
+            taken.insert(key("Pod", &ns, &p.name));
+        }
+    }
+    let mut fresh = |kind: &'static str, ns: &Option<String>, base: &str| loop {
+        let name = names.generate(base);
+        if taken.insert(key(kind, ns, &name)) {
+            return name;
+        }
+    };
+    each_meta!(|kind, m: &mut ObjectMeta| {
+        let base = m.generate_name.clone().unwrap_or_default();
+        if m.name.as_deref().unwrap_or_default().is_empty() && !base.is_empty() {
+            m.name = Some(fresh(kind, &m.namespace, &base));
+        }
+    });
+    for p in &mut cluster.malformed_pods {
+        if p.name.is_empty() && !p.generate_name.is_empty() {
+            let ns = Some(p.namespace.clone()).filter(|n| !n.is_empty());
+            p.name = fresh("Pod", &ns, &p.generate_name);
+        }
+    }
+}
+
+/// The API server's pod defaulting of requests (`SetDefaults_Pod`, `pkg/apis/core/v1/defaults.go`
+/// in v1.22): for each container and init container with limits, every resource limited but not
+/// requested is requested at its limit. A pod that asks `limits: {nvidia.com/gpu: 1}` requests
+/// one GPU.
+pub fn default_requests_from_limits(pod: &mut core::Pod) {
+    let Some(spec) = pod.spec.as_mut() else {
+        return;
+    };
+    let containers = spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten());
+    for c in containers {
+        let Some(res) = c.resources.as_mut() else {
+            continue;
+        };
+        let Some(limits) = res.limits.as_ref() else {
+            continue;
+        };
+        let requests = res.requests.get_or_insert_with(BTreeMap::new);
+        for (name, q) in limits {
+            requests.entry(name.clone()).or_insert_with(|| q.clone());
+        }
+    }
+}
+
+/// What decides a pod's fate before scheduling, read from a decoded or a malformed pod.
+struct PodHeader {
+    namespace: String,
+    name: String,
+    phase: String,
+    node_name: String,
+    scheduler_name: String,
+    deleting: bool,
+}
+
+impl PodHeader {
+    fn of(pod: &core::Pod) -> Self {
+        let spec = pod.spec.as_ref();
+        PodHeader {
+            namespace: pod
+                .metadata
+                .namespace
+                .clone()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| "default".into()),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            phase: pod
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.clone())
+                .unwrap_or_default(),
+            node_name: spec.and_then(|s| s.node_name.clone()).unwrap_or_default(),
+            scheduler_name: spec
+                .and_then(|s| s.scheduler_name.clone())
+                .unwrap_or_default(),
+            deleting: pod.metadata.deletion_timestamp.is_some(),
+        }
+    }
+
+    fn of_malformed(p: &MalformedPod) -> Self {
+        PodHeader {
+            namespace: match p.namespace.as_str() {
+                "" => "default".into(),
+                ns => ns.into(),
+            },
+            name: p.name.clone(),
+            phase: p.phase.clone(),
+            node_name: p.node_name.clone(),
+            scheduler_name: p.scheduler_name.clone(),
+            deleting: p.deleting,
+        }
+    }
+
+    fn outcome(&self, status: PodStatus, node: Option<String>, message: String) -> PodOutcome {
+        PodOutcome {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            status,
             node,
             message,
             gpu_indexes: None,
             diagnosis: None,
             scores: None,
-        };
-        if phase == "Succeeded" || phase == "Failed" {
-            outcomes.push(skipped(
-                format!("pod phase is {phase}"),
-                (!node_name.is_empty()).then_some(node_name),
-            ));
-            continue;
-        }
-        let key = format!("{ns}/{name}");
-        if !seen.insert(key.clone()) {
-            warnings.push(format!(
-                "pod {key} appears twice in the input; the second one is ignored"
-            ));
-            outcomes.push(skipped(
-                "duplicate of an earlier pod with the same namespace/name".into(),
-                None,
-            ));
-            continue;
-        }
-        if !node_name.is_empty() {
-            let message = match PodInfo::from_pod(pod) {
-                Ok(pi) => {
-                    let gpu = pi.gpu_indexes.clone();
-                    match snapshot.add_pod(Arc::new(pi), None, gpu) {
-                        Ok(()) => format!("already assigned to node {node_name}"),
-                        Err(e) => {
-                            warnings.push(e.to_string());
-                            format!("assigned to unknown node {node_name}; not counted")
-                        }
-                    }
-                }
-                Err(e) => {
-                    warnings.push(format!("{e}; not counted against node {node_name}"));
-                    format!("already assigned to node {node_name}; not counted: {e}")
-                }
-            };
-            outcomes.push(skipped(message, Some(node_name)));
-            continue;
-        }
-        if pod.metadata.deletion_timestamp.is_some() {
-            // skipPodSchedule (v1.22): a pod being deleted is not scheduled.
-            outcomes.push(skipped("pod is being deleted".into(), None));
-            continue;
-        }
-        if !scheduler_name.is_empty() && scheduler_name != cfg.scheduler_name {
-            outcomes.push(skipped(
-                format!(
-                    "schedulerName is {scheduler_name:?}, not {:?}",
-                    cfg.scheduler_name
-                ),
-                None,
-            ));
-            continue;
-        }
-        match PodInfo::from_pod(pod) {
-            Ok(pi) => queue.push((i, pi)),
-            Err(e) => outcomes.push(PodOutcome {
-                namespace: ns,
-                name,
-                status: PodStatus::Unschedulable,
-                node: None,
-                message: e.to_string(),
-                gpu_indexes: None,
-                diagnosis: None,
-                scores: None,
-            }),
         }
     }
-    // PrioritySort: priority desc, creationTimestamp asc, input order (stable sort).
-    queue.sort_by(|(ia, a), (ib, b)| {
-        b.priority
-            .cmp(&a.priority)
-            .then(a.creation_timestamp.cmp(&b.creation_timestamp))
-            .then(ia.cmp(ib))
-    });
+}
 
-    let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
-    // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
-    // extender's bind verb is not called.
-    algo.set_extenders(crate::extender::build_extenders(&policy.extenders)?);
-    let mut failure_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    let attempted = queue.len();
-    let started = Instant::now();
-    for (_, pod) in queue {
-        match algo.schedule(&fwk, &snapshot, &pod, cfg.explain) {
+/// A simulation run, handing out one [`PodOutcome`] at a time (it is an [`Iterator`]): first
+/// the pods decided without scheduling (skipped, malformed), in input order, then each queued
+/// pod as it is scheduled. [`Simulation::summary`] gives the totals once every outcome has been
+/// taken.
+pub struct Simulation {
+    fwk: Framework,
+    snapshot: Snapshot,
+    algo: Algorithm,
+    explain: bool,
+    decided: std::vec::IntoIter<PodOutcome>,
+    queue: std::vec::IntoIter<PodInfo>,
+    total_pods: usize,
+    attempted: usize,
+    busy: Duration,
+    by_status: BTreeMap<String, usize>,
+    failure_reasons: BTreeMap<String, usize>,
+    warnings: Vec<String>,
+    pod_width: usize,
+    node_width: usize,
+}
+
+impl Simulation {
+    /// Builds the cluster state: generated names, defaulted requests, nodes, running pods,
+    /// services, controllers, namespaces and volumes; queues the pending pods.
+    ///
+    /// # Errors
+    /// [`SimError::Node`] for malformed nodes and node names read twice,
+    /// [`SimError::Framework`] for a policy naming missing plugins, [`SimError::Extender`] for
+    /// an extender that cannot be set up. Malformed pods do not stop the run: they are reported
+    /// `Unschedulable`.
+    pub fn new(
+        mut cluster: Cluster,
+        policy: &ResolvedPolicy,
+        cfg: &SimulationConfig,
+    ) -> Result<Self, SimError> {
+        let fwk = Framework::from_policy(policy)?;
+        generate_names(&mut cluster, cfg.seed);
+        let mut snapshot = Snapshot::new();
+        let mut warnings = std::mem::take(&mut cluster.warnings);
+        for n in cluster.nodes {
+            let name = n.metadata.name.clone().unwrap_or_default();
+            let origin = match cluster.node_origins.get(&name) {
+                Some(o) => format!("{o}: "),
+                None => String::new(),
+            };
+            if name.is_empty() {
+                return Err(SimError::Node(format!(
+                    "{origin}a node has neither a name nor a generateName"
+                )));
+            }
+            let ni = NodeInfo::from_node(n).map_err(|e| SimError::Node(format!("{origin}{e}")))?;
+            snapshot
+                .add_node(ni)
+                .map_err(|e| SimError::Node(format!("{origin}{e}")))?;
+        }
+        for s in &cluster.services {
+            snapshot.upsert_service(s);
+        }
+        for rc in &cluster.replication_controllers {
+            snapshot.upsert_replication_controller(rc);
+        }
+        for rs in &cluster.replica_sets {
+            snapshot.upsert_replica_set(rs);
+        }
+        for ss in &cluster.stateful_sets {
+            snapshot.upsert_stateful_set(ss);
+        }
+        for ns in &cluster.namespaces {
+            snapshot.upsert_namespace(ns);
+        }
+        {
+            let volumes = snapshot.volumes_mut();
+            for pv in cluster.persistent_volumes {
+                volumes.upsert_pv(pv);
+            }
+            for pvc in cluster.persistent_volume_claims {
+                volumes.upsert_pvc(pvc);
+            }
+            for sc in cluster.storage_classes {
+                volumes.upsert_storage_class(sc);
+            }
+            for n in cluster.csi_nodes {
+                volumes.upsert_csi_node(n);
+            }
+        }
+
+        let total_pods = cluster.pods.len() + cluster.malformed_pods.len();
+        let mut decided = Vec::new();
+        let mut queue: Vec<(usize, PodInfo)> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut malformed = cluster.malformed_pods.into_iter().peekable();
+        let mut pods = cluster.pods.into_iter().enumerate().peekable();
+        loop {
+            // Input order: a malformed pod came before the well-formed pod at its position.
+            let malformed_first = match (malformed.peek(), pods.peek()) {
+                (Some(m), Some((i, _))) => m.position <= *i,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (i, pod) = match (malformed_first, malformed_first.then(|| malformed.next())) {
+                (true, Some(Some(m))) => (usize::MAX, Err(m)),
+                _ => match pods.next() {
+                    Some((i, p)) => (i, Ok(p)),
+                    None => break,
+                },
+            };
+            let h = match &pod {
+                Ok(p) => PodHeader::of(p),
+                Err(m) => PodHeader::of_malformed(m),
+            };
+            if h.phase == "Succeeded" || h.phase == "Failed" {
+                let node = (!h.node_name.is_empty()).then(|| h.node_name.clone());
+                decided.push(h.outcome(
+                    PodStatus::Skipped,
+                    node,
+                    format!("pod phase is {}", h.phase),
+                ));
+                continue;
+            }
+            let key = format!("{}/{}", h.namespace, h.name);
+            if !seen.insert(key.clone()) {
+                warnings.push(format!(
+                    "pod {key} appears twice in the input; the second one is ignored"
+                ));
+                decided.push(h.outcome(
+                    PodStatus::Skipped,
+                    None,
+                    "duplicate of an earlier pod with the same namespace/name".into(),
+                ));
+                continue;
+            }
+            let node_name = &h.node_name;
+            if !node_name.is_empty() {
+                let parsed = pod.map_err(|m| m.message).and_then(|mut p| {
+                    default_requests_from_limits(&mut p);
+                    PodInfo::from_pod(p).map_err(|e| e.to_string())
+                });
+                let message = match parsed {
+                    Ok(pi) => {
+                        let gpu = pi.gpu_indexes.clone();
+                        match snapshot.add_pod(Arc::new(pi), None, gpu) {
+                            Ok(()) => format!("already assigned to node {node_name}"),
+                            Err(e) => {
+                                warnings.push(e.to_string());
+                                format!("assigned to unknown node {node_name}; not counted")
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        warnings.push(format!("{e}; not counted against node {node_name}"));
+                        format!("already assigned to node {node_name}; not counted: {e}")
+                    }
+                };
+                decided.push(h.outcome(PodStatus::Skipped, Some(node_name.clone()), message));
+                continue;
+            }
+            if h.deleting {
+                // skipPodSchedule (v1.22): a pod being deleted is not scheduled.
+                decided.push(h.outcome(PodStatus::Skipped, None, "pod is being deleted".into()));
+                continue;
+            }
+            if !h.scheduler_name.is_empty() && h.scheduler_name != cfg.scheduler_name {
+                decided.push(h.outcome(
+                    PodStatus::Skipped,
+                    None,
+                    format!(
+                        "schedulerName is {:?}, not {:?}",
+                        h.scheduler_name, cfg.scheduler_name
+                    ),
+                ));
+                continue;
+            }
+            let parsed = pod.map_err(|m| m.message).and_then(|mut p| {
+                default_requests_from_limits(&mut p);
+                PodInfo::from_pod(p).map_err(|e| e.to_string())
+            });
+            match parsed {
+                Ok(pi) => queue.push((i, pi)),
+                Err(message) => decided.push(h.outcome(PodStatus::Unschedulable, None, message)),
+            }
+        }
+        // PrioritySort: priority desc, creationTimestamp asc, input order (stable sort).
+        queue.sort_by(|(ia, a), (ib, b)| {
+            b.priority
+                .cmp(&a.priority)
+                .then(a.creation_timestamp.cmp(&b.creation_timestamp))
+                .then(ia.cmp(ib))
+        });
+        let queue: Vec<PodInfo> = queue.into_iter().map(|(_, p)| p).collect();
+
+        let pod_width = decided
+            .iter()
+            .map(|o| o.namespace.len() + o.name.len() + 1)
+            .chain(queue.iter().map(|p| p.namespace.len() + p.name.len() + 1))
+            .max()
+            .unwrap_or(0)
+            .max(3);
+        let node_width = decided
+            .iter()
+            .filter_map(|o| o.node.as_ref().map(String::len))
+            .chain(snapshot.nodes().iter().map(|n| n.name.len()))
+            .max()
+            .unwrap_or(0)
+            .max(4);
+
+        let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+        // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
+        // extender's bind verb is not called.
+        algo.set_extenders(crate::extender::build_extenders(&policy.extenders)?);
+        let by_status = ["Scheduled", "Unschedulable", "Error", "Skipped"]
+            .into_iter()
+            .map(|s| (s.to_string(), 0))
+            .collect();
+        Ok(Simulation {
+            fwk,
+            snapshot,
+            algo,
+            explain: cfg.explain,
+            decided: decided.into_iter(),
+            attempted: queue.len(),
+            queue: queue.into_iter(),
+            total_pods,
+            busy: Duration::ZERO,
+            by_status,
+            failure_reasons: BTreeMap::new(),
+            warnings,
+            pod_width,
+            node_width,
+        })
+    }
+
+    /// Widest `namespace/name` among the pods (at least 3), for aligned tables.
+    pub fn pod_column_width(&self) -> usize {
+        self.pod_width
+    }
+
+    /// Widest node name among the nodes and the pods' assigned nodes (at least 4).
+    pub fn node_column_width(&self) -> usize {
+        self.node_width
+    }
+
+    /// Warnings about the input (ignored objects, duplicates, pods on unknown nodes).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The cluster state (after the outcomes taken so far).
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The totals of the outcomes taken so far (all of them once the iterator is exhausted).
+    pub fn summary(&self) -> Summary {
+        let wall = self.busy.as_secs_f64();
+        Summary {
+            nodes: self.snapshot.len(),
+            pods: self.total_pods,
+            by_status: self.by_status.clone(),
+            failure_reasons: self.failure_reasons.clone(),
+            resources: resource_usage(&self.snapshot),
+            gpu: gpu_usage(&self.snapshot),
+            wall_time_seconds: wall,
+            pods_per_second: if wall > 0.0 {
+                self.attempted as f64 / wall
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The final cluster state.
+    pub fn into_snapshot(self) -> Snapshot {
+        self.snapshot
+    }
+
+    /// Schedules one queued pod: the scheduling cycle, then Reserve and the assumption.
+    fn schedule(&mut self, pod: PodInfo) -> PodOutcome {
+        let outcome = |pod: PodInfo, status, message| PodOutcome {
+            namespace: pod.namespace,
+            name: pod.name,
+            status,
+            node: None,
+            message,
+            gpu_indexes: None,
+            diagnosis: None,
+            scores: None,
+        };
+        match self
+            .algo
+            .schedule(&self.fwk, &self.snapshot, &pod, self.explain)
+        {
             Ok(r) => {
                 let mut assumed = pod.clone();
                 assumed.node_name = r.node.clone();
                 // Reserve: assume the volume bindings; with no binding cycle to fail, PreBind
-                // and the PV controller's completion follow at once.
-                if let Err(e) = reserve_volumes(&mut snapshot, &assumed, &r) {
-                    *failure_reasons.entry(e.clone()).or_insert(0) += 1;
-                    outcomes.push(PodOutcome {
-                        namespace: pod.namespace,
-                        name: pod.name,
-                        status: PodStatus::Unschedulable,
-                        node: None,
-                        message: e,
-                        gpu_indexes: None,
-                        diagnosis: r.diagnosis,
-                        scores: None,
-                    });
-                    continue;
+                // and the PV controller's completion follow at once. A Reserve failure is a
+                // scheduling error (v1.22: PodScheduleError, reason SchedulerError).
+                if let Err(e) = reserve_volumes(&mut self.snapshot, &assumed, &r) {
+                    let mut o = outcome(pod, PodStatus::Error, e);
+                    o.diagnosis = r.diagnosis;
+                    return o;
                 }
-                let gpu = (pod.gpu.count > 0).then(|| r.gpu_indexes.clone());
+                // No devices are recorded on a node that does not count them.
+                let gpu =
+                    (pod.gpu.count > 0 && !r.gpu_indexes.is_empty()).then(|| r.gpu_indexes.clone());
                 // The node exists: it was just chosen from the snapshot.
-                let _ = snapshot.add_pod(Arc::new(assumed), Some(&r.node), gpu.clone());
-                outcomes.push(PodOutcome {
+                let _ = self
+                    .snapshot
+                    .add_pod(Arc::new(assumed), Some(&r.node), gpu.clone());
+                PodOutcome {
                     message: format!("Successfully assigned {} to {}", pod.key(), r.node),
                     namespace: pod.namespace,
                     name: pod.name,
@@ -458,81 +873,95 @@ pub fn simulate(
                     scores: r.scores.map(|m| {
                         m.into_iter()
                             .map(|(n, b)| {
+                                let plugins = b.plugins.into_iter().collect();
                                 (
                                     n,
                                     NodeScoreJson {
                                         total: b.total,
-                                        plugins: b.plugins.into_iter().collect(),
+                                        plugins,
                                     },
                                 )
                             })
                             .collect()
                     }),
-                });
+                }
             }
             Err(e) => {
-                let diagnosis = match &e {
+                let message = e.to_string();
+                match e {
                     ScheduleError::Fit(fe) => {
                         for r in fe.reason_histogram().keys() {
-                            *failure_reasons.entry(r.clone()).or_insert(0) += 1;
+                            *self.failure_reasons.entry(r.clone()).or_insert(0) += 1;
                         }
-                        cfg.explain.then(|| {
+                        let mut o = outcome(pod, PodStatus::Unschedulable, message);
+                        o.diagnosis = self.explain.then(|| {
                             fe.node_to_status
                                 .iter()
                                 .map(|(n, s)| {
                                     (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect())
                                 })
                                 .collect()
-                        })
+                        });
+                        o
                     }
-                    other => {
-                        *failure_reasons.entry(other.to_string()).or_insert(0) += 1;
-                        None
+                    // v1.22 counts an empty cluster as unschedulable, not as an error.
+                    ScheduleError::NoNodesAvailable => {
+                        *self.failure_reasons.entry(message.clone()).or_insert(0) += 1;
+                        outcome(pod, PodStatus::Unschedulable, message)
                     }
-                };
-                outcomes.push(PodOutcome {
-                    namespace: pod.namespace,
-                    name: pod.name,
-                    status: PodStatus::Unschedulable,
-                    node: None,
-                    message: e.to_string(),
-                    gpu_indexes: None,
-                    diagnosis,
-                    scores: None,
-                });
+                    ScheduleError::Extender { .. }
+                    | ScheduleError::Plugin { .. }
+                    | ScheduleError::ExtensionPoint { .. } => {
+                        outcome(pod, PodStatus::Error, message)
+                    }
+                }
             }
         }
     }
-    let wall = started.elapsed().as_secs_f64();
+}
 
-    let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
-    for s in ["Scheduled", "Unschedulable", "Skipped"] {
-        by_status.insert(s.into(), 0);
+impl Iterator for Simulation {
+    type Item = PodOutcome;
+
+    fn next(&mut self) -> Option<PodOutcome> {
+        let outcome = match self.decided.next() {
+            Some(o) => o,
+            None => {
+                let pod = self.queue.next()?;
+                let started = Instant::now();
+                let o = self.schedule(pod);
+                self.busy += started.elapsed();
+                o
+            }
+        };
+        *self
+            .by_status
+            .entry(format!("{:?}", outcome.status))
+            .or_insert(0) += 1;
+        Some(outcome)
     }
-    for o in &outcomes {
-        *by_status.entry(format!("{:?}", o.status)).or_insert(0) += 1;
-    }
-    let summary = Summary {
-        nodes: snapshot.len(),
-        pods: total_pods,
-        by_status,
-        failure_reasons,
-        resources: resource_usage(&snapshot),
-        gpu: gpu_usage(&snapshot),
-        wall_time_seconds: wall,
-        pods_per_second: if wall > 0.0 {
-            attempted as f64 / wall
-        } else {
-            0.0
-        },
-    };
+}
+
+/// Run the simulation and collect the whole report ([`Simulation`] streams it instead).
+///
+/// # Errors
+/// As [`Simulation::new`].
+pub fn simulate(
+    cluster: Cluster,
+    policy: &ResolvedPolicy,
+    cfg: &SimulationConfig,
+) -> Result<Outcome, SimError> {
+    let mut run = Simulation::new(cluster, policy, cfg)?;
+    let pods: Vec<PodOutcome> = run.by_ref().collect();
+    let summary = run.summary();
+    let warnings = std::mem::take(&mut run.warnings);
     Ok(Outcome {
         report: Report {
-            pods: outcomes,
+            pods,
             summary,
             warnings,
         },
-        snapshot,
+        snapshot: run.into_snapshot(),
     })
 }
 
@@ -627,4 +1056,146 @@ pub fn gpu_usage(snapshot: &Snapshot) -> GpuUsage {
         g.allocation_ratio = g.allocated_milli as f64 / g.capacity_milli as f64;
     }
     g
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+    fn resources(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> core::ResourceRequirements {
+        let list = |l: &[(&str, &str)]| {
+            (!l.is_empty()).then(|| {
+                l.iter()
+                    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
+                    .collect()
+            })
+        };
+        core::ResourceRequirements {
+            requests: list(requests),
+            limits: list(limits),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn requests_default_from_limits_per_resource() {
+        let container = |name: &str, r| core::Container {
+            name: name.into(),
+            resources: Some(r),
+            ..Default::default()
+        };
+        let mut pod = core::Pod {
+            spec: Some(core::PodSpec {
+                containers: vec![
+                    container(
+                        "a",
+                        resources(&[("cpu", "100m")], &[("cpu", "1"), ("nvidia.com/gpu", "1")]),
+                    ),
+                    container("b", resources(&[("memory", "1Gi")], &[])),
+                ],
+                init_containers: Some(vec![container("init", resources(&[], &[("cpu", "2")]))]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        default_requests_from_limits(&mut pod);
+        let spec = pod.spec.unwrap();
+        let requests = |c: &core::Container| {
+            c.resources
+                .as_ref()
+                .and_then(|r| r.requests.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k, v.0))
+                .collect::<Vec<_>>()
+        };
+        // A request present is kept; a resource only limited is requested at its limit.
+        assert_eq!(
+            requests(&spec.containers[0]),
+            [
+                ("cpu".to_string(), "100m".to_string()),
+                ("nvidia.com/gpu".to_string(), "1".to_string())
+            ]
+        );
+        assert_eq!(
+            requests(&spec.containers[1]),
+            [("memory".to_string(), "1Gi".to_string())]
+        );
+        let init = &spec.init_containers.unwrap()[0];
+        assert_eq!(requests(init), [("cpu".to_string(), "2".to_string())]);
+    }
+
+    #[test]
+    fn generated_names_follow_the_api_server() {
+        let mut g = NameGenerator::new(1);
+        let name = g.generate("web-");
+        assert_eq!(name.len(), 4 + NameGenerator::RANDOM_LENGTH);
+        assert!(
+            name[4..]
+                .bytes()
+                .all(|c| NameGenerator::ALPHABET.contains(&c))
+        );
+        let long = "x".repeat(70);
+        assert_eq!(g.generate(&long).len(), 63);
+        assert_eq!(NameGenerator::new(1).generate("web-"), name);
+    }
+
+    /// A malformed pod keeps its place among the pods decided before scheduling.
+    #[test]
+    fn malformed_pods_keep_their_input_order() {
+        let pod = |name: &str, node: &str| core::Pod {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec: Some(core::PodSpec {
+                node_name: Some(node.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let malformed = |position, name: &str| MalformedPod {
+            position,
+            namespace: String::new(),
+            name: name.into(),
+            generate_name: String::new(),
+            node_name: String::new(),
+            scheduler_name: String::new(),
+            phase: String::new(),
+            deleting: false,
+            message: format!("{name} is malformed"),
+        };
+        let cluster = Cluster {
+            pods: vec![pod("run-0", "gone"), pod("run-1", "gone")],
+            malformed_pods: vec![malformed(1, "bad-a"), malformed(2, "bad-b")],
+            ..Default::default()
+        };
+        let cfg = SimulationConfig {
+            scheduler_name: "mini-scheduler".into(),
+            seed: 0,
+            percentage_of_nodes_to_score: 0,
+            explain: false,
+        };
+        let out = simulate(cluster, &crate::policy::default_provider(), &cfg).unwrap();
+        let order: Vec<(&str, PodStatus)> = out
+            .report
+            .pods
+            .iter()
+            .map(|o| (o.name.as_str(), o.status))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("run-0", PodStatus::Skipped),
+                ("bad-a", PodStatus::Unschedulable),
+                ("run-1", PodStatus::Skipped),
+                ("bad-b", PodStatus::Unschedulable),
+            ]
+        );
+        assert_eq!(out.report.pods[1].message, "bad-a is malformed");
+        assert_eq!(out.report.summary.pods, 4);
+    }
 }

@@ -29,19 +29,25 @@ struct Csv<'a> {
     rows: Vec<(usize, Vec<&'a str>)>,
 }
 
-fn read_csv<'a>(file: &'a str, text: &'a str) -> Result<Csv<'a>, SimError> {
+/// The rows of a CSV file, or `None` (and a warning in `cluster`) when it has none.
+fn read_csv<'a>(
+    cluster: &mut Cluster,
+    file: &'a str,
+    text: &'a str,
+) -> Result<Option<Csv<'a>>, SimError> {
     let mut lines = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty());
-    let header: Vec<&str> = lines
+    let Some(header) = lines
         .next()
-        .map(|(_, l)| l.trim().split(',').collect())
-        .ok_or_else(|| SimError::Csv {
-            file: file.into(),
-            line: 1,
-            message: "empty file".into(),
-        })?;
+        .map(|(_, l)| l.trim().split(',').collect::<Vec<_>>())
+    else {
+        cluster
+            .warnings
+            .push(format!("{file}: nothing read: the file is empty"));
+        return Ok(None);
+    };
     let mut rows = Vec::new();
     for (i, l) in lines {
         let cols: Vec<&str> = l.trim().split(',').collect();
@@ -54,7 +60,13 @@ fn read_csv<'a>(file: &'a str, text: &'a str) -> Result<Csv<'a>, SimError> {
         }
         rows.push((i + 1, cols));
     }
-    Ok(Csv { file, header, rows })
+    if rows.is_empty() {
+        cluster.warnings.push(format!(
+            "{file}: nothing read: the file has a header and no rows"
+        ));
+        return Ok(None);
+    }
+    Ok(Some(Csv { file, header, rows }))
 }
 
 impl Csv<'_> {
@@ -92,12 +104,15 @@ fn quantities(pairs: &[(&str, String)]) -> BTreeMap<String, Quantity> {
         .collect()
 }
 
-/// Parse an openb node list into Nodes.
+/// Parse an openb node list into Nodes. A file without rows adds a warning.
 ///
 /// # Errors
-/// [`SimError::Csv`] naming the file, line and column of a malformed row.
+/// [`SimError::Csv`] naming the file, line and column of a malformed row; [`SimError::Node`]
+/// for a node name read twice (naming both places).
 pub fn parse_nodes(cluster: &mut Cluster, file: &str, text: &str) -> Result<(), SimError> {
-    let csv = read_csv(file, text)?;
+    let Some(csv) = read_csv(cluster, file, text)? else {
+        return Ok(());
+    };
     let (sn, cpu, mem, gpu, model) = (
         csv.col("sn")?,
         csv.col("cpu_milli")?,
@@ -128,6 +143,13 @@ pub fn parse_nodes(cluster: &mut Cluster, file: &str, text: &str) -> Result<(), 
             res.push((RESOURCE_GPU_MILLI, milli.to_string()));
         }
         let q = quantities(&res);
+        let here = format!("{file}:{line}");
+        if let Some(first) = cluster.node_origins.get(&name) {
+            return Err(SimError::Node(format!(
+                "{here}: node {name} already exists (first read from {first})"
+            )));
+        }
+        cluster.node_origins.insert(name.clone(), here);
         cluster.nodes.push(core::Node {
             metadata: ObjectMeta {
                 name: Some(name),
@@ -145,7 +167,8 @@ pub fn parse_nodes(cluster: &mut Cluster, file: &str, text: &str) -> Result<(), 
     Ok(())
 }
 
-/// Parse an openb pod list into pending Pods for `scheduler_name`.
+/// Parse an openb pod list into pending Pods for `scheduler_name`. A file without rows adds a
+/// warning.
 ///
 /// # Errors
 /// [`SimError::Csv`] naming the file, line and column of a malformed row (including a share of
@@ -156,7 +179,9 @@ pub fn parse_pods(
     text: &str,
     scheduler_name: &str,
 ) -> Result<(), SimError> {
-    let csv = read_csv(file, text)?;
+    let Some(csv) = read_csv(cluster, file, text)? else {
+        return Ok(());
+    };
     let (name_c, cpu, mem, num_gpu, gpu_milli) = (
         csv.col("name")?,
         csv.col("cpu_milli")?,
