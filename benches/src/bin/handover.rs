@@ -312,8 +312,7 @@ impl Bench {
             .writes_since(0)
             .into_iter()
             .take(seen as usize)
-            .filter(|w| w.kind == "Lease" && w.client == old && ok(w))
-            .last()
+            .rfind(|w| w.kind == "Lease" && w.client == old && ok(w))
             .ok_or("no renewal by the old leader")?;
         self.restart(li).await?;
         Ok((
