@@ -4,9 +4,11 @@
 //! the real `kube::Client`; [`replica`] runs scheduler replicas in cluster mode against it;
 //! [`extender`] is a scheduler extender served over loopback HTTP(S); [`volumes`] holds storage
 //! fixtures and a miniature PV controller; [`objects`] holds node/pod builders, pod reads and
-//! polling shared by the cluster tests.
+//! polling shared by the cluster tests; [`clientgo`] is a leader-election candidate that reads
+//! and writes the Lease exactly as client-go does, for interoperability tests.
 
 pub mod apiserver;
+pub mod clientgo;
 pub mod configmap;
 pub mod extender;
 pub mod manifests;

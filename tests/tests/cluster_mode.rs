@@ -3,7 +3,11 @@
 //! the write record says who wrote what.
 //!
 //! Real time throughout (the test double serves HTTP in real time, so tokio's paused clock is not
-//! an option); every wait polls a condition with a timeout.
+//! an option); every wait polls a condition with a timeout. Election timings are checked here as
+//! behaviour only (taken over as released rather than at expiry; not before the lease expired;
+//! fenced), with bounds generous enough for a loaded 2-core CI: the exact bounds are pinned on
+//! the paused clock in `crates/election/tests/elector.rs` and measured by
+//! `benches/src/bin/handover.rs`.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -21,12 +25,10 @@ use scheduler::sim::{self, Cluster, PodStatus, SimulationConfig};
 use tests::apiserver::{ApiServer, WriteRecord};
 use tests::objects::{self, event_notes, node_of, pod_scheduled, wait_for};
 use tests::replica::{
-    LEASE_DURATION, LEASE_NAME, LEASE_NAMESPACE, RENEW_DEADLINE, RETRY_PERIOD, ReplicaHandle,
-    SCHEDULER_NAME, SEED, policy, spawn_replica,
+    LEASE_DURATION, LEASE_NAME, LEASE_NAMESPACE, RENEW_DEADLINE, ReplicaHandle, SCHEDULER_NAME,
+    SEED, policy, spawn_replica,
 };
 
-/// Allowance for HTTP round trips and the scheduler's 1 s housekeeping tick.
-const SLACK: Duration = Duration::from_millis(1500);
 /// Default wait for an outcome that needs no lease expiry.
 const WAIT: Duration = Duration::from_secs(20);
 /// The client the tests use to play users and other controllers.
@@ -450,7 +452,7 @@ async fn three_replicas_only_the_leader_binds() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. A crashed leader is replaced within lease_duration + 2 × 2.2 × retry_period.
+// 3. A crashed leader is replaced once its lease expired, not before.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_leader_hands_over_within_the_lease_bound() {
@@ -473,7 +475,8 @@ async fn killed_leader_hands_over_within_the_lease_bound() {
         .unwrap();
     assert!(joined.unwrap_err().is_cancelled());
     let killed_at = api.writes().last().unwrap().seq;
-    let bound = LEASE_DURATION + RETRY_PERIOD.mul_f64(2.0 * 2.2) + SLACK;
+    // Exactly last renewal + lease duration on the paused clock; here only "not never".
+    let bound = LEASE_DURATION * 3;
     let ni = single_leader(&replicas, bound + Duration::from_secs(5)).await;
     let new = replicas[ni].id.clone();
 
@@ -509,7 +512,7 @@ async fn killed_leader_hands_over_within_the_lease_bound() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. Graceful shutdown releases the Lease: handover within 2.2 × retry_period.
+// 4. Graceful shutdown releases the Lease: a follower takes it as released, not at expiry.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_shutdown_releases_and_hands_over_fast() {
@@ -538,7 +541,8 @@ async fn graceful_shutdown_releases_and_hands_over_fast() {
         "the last Lease write of the old leader releases it"
     );
 
-    let bound = RETRY_PERIOD.mul_f64(2.2) + Duration::from_millis(500);
+    // Within milliseconds on the paused clock; here only "before the lease could expire".
+    let bound = LEASE_DURATION;
     let ni = single_leader(&replicas, bound + Duration::from_secs(5)).await;
     let new = replicas[ni].id.clone();
     let acq = acquisition(&api, &new, release.seq).expect("the new leader's acquisition");
@@ -601,8 +605,10 @@ async fn partitioned_leader_fences_itself() {
     eprintln!("the cut-off leader stopped {took:?} after the cut");
     let outcome: Result<RunOutcome, ReplicaError> = result.unwrap();
     assert_eq!(outcome.unwrap(), RunOutcome::LeadershipLost);
+    // At its renew deadline on the paused clock; here only "it stopped by itself", which it
+    // must before anyone may acquire (the write check below is the safety property).
     assert!(
-        took <= RENEW_DEADLINE + SLACK,
+        took <= LEASE_DURATION * 3,
         "the cut-off leader stopped {took:?} after the cut (renew deadline {RENEW_DEADLINE:?})"
     );
 

@@ -2,8 +2,9 @@
 //! twin of client-go's leader-election example) against the in-memory API test double: exactly
 //! one prints `Controller loop...`, the others `new leader elected: <it>`; Ctrl-C (SIGINT) or
 //! SIGTERM (how the kubelet stops a pod) on the leader makes it write the release
-//! (`holderIdentity: ""`) and exit 0, and another copy takes over within one jittered retry
-//! period instead of waiting out the 60 s lease.
+//! (`holderIdentity: ""`) and exit 0, and another copy, watching the Lease, takes it over instead
+//! of waiting out the 60 s lease. (Real time: a generous bound; the exact one is pinned on the
+//! paused clock in `crates/election/tests/elector.rs`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Stdio;
@@ -72,12 +73,11 @@ fn holder(api: &ApiServer) -> Option<String> {
         .and_then(|l| l.spec.and_then(|s| s.holder_identity))
 }
 
-/// The example's retry period and the elector's jitter: a follower polls every
-/// `5 s × [1, 2.2)`, so it sees a released Lease at most 11 s after the release.
-const JITTERED_RETRY_PERIOD: Duration = Duration::from_secs(11);
-/// Allowance for a loaded CI machine (process scheduling, request latency) on top of that; the
-/// behaviour checked is the handover without waiting out the 60 s lease, not its exact timing.
-const SLACK: Duration = Duration::from_secs(4);
+/// Followers watch the Lease and take a released one within milliseconds (pinned on the paused
+/// clock in `crates/election/tests/elector.rs`; even a follower whose watch is down polls every
+/// `5 s × [1, 2.2)`, at most 11 s). Generous for a loaded CI machine: the behaviour checked is
+/// the handover without waiting out the 60 s lease, not its timing.
+const TAKEOVER_BOUND: Duration = Duration::from_secs(15);
 
 /// The Lease writes the server answered with 200 whose body set `spec.holderIdentity`, as
 /// `(seq, at, holderIdentity)`.
@@ -132,7 +132,8 @@ async fn leader_hands_over_on(signal: &str) {
     }
 
     // The signal on the leader: it writes the release, exits 0 (a signal it did not handle
-    // would end it with that signal, without the write), and another copy acquires.
+    // would end it with that signal, without the write), and another copy, which sees the
+    // release through its watch of the Lease, acquires.
     let pid = copies[leader].child.id().unwrap();
     let sent = std::process::Command::new("kill")
         .args([format!("-{signal}"), pid.to_string()])
@@ -148,7 +149,7 @@ async fn leader_hands_over_on(signal: &str) {
         .into_iter()
         .find(|(_, _, h)| h.is_empty())
         .unwrap_or_else(|| panic!("SIG{signal}: no release write (holderIdentity \"\")"));
-    let deadline = JITTERED_RETRY_PERIOD + SLACK + Duration::from_secs(15);
+    let deadline = TAKEOVER_BOUND + Duration::from_secs(15);
     wait_until("another copy takes over", deadline, || {
         holder(&api).is_some_and(|h| !h.is_empty() && h != leader_id)
     })
@@ -158,10 +159,10 @@ async fn leader_hands_over_on(signal: &str) {
         .find(|(seq, _, h)| *seq > release_seq && !h.is_empty())
         .expect("the takeover write");
     assert_ne!(new_leader, leader_id);
-    // Server-side times of the two writes: within one jittered retry period (+ slack).
+    // Server-side times of the two writes: the release was taken over, not the expiry.
     let gap = acquired_at.duration_since(released_at).unwrap();
     assert!(
-        gap <= JITTERED_RETRY_PERIOD + SLACK,
+        gap <= TAKEOVER_BOUND,
         "SIG{signal}: takeover {gap:?} after the release"
     );
     let next = copies.iter().position(|c| c.id == new_leader).unwrap();

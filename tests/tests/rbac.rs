@@ -395,6 +395,8 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         ("get", "leases"),
         ("create", "leases"),
         ("update", "leases"),
+        ("list", "leases"),
+        ("watch", "leases"),
         ("update", "persistentvolumes"),
         ("update", "persistentvolumeclaims"),
     ] {

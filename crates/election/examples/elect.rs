@@ -8,9 +8,9 @@
 //! Run several copies with different `--id`s: the leader prints `Controller loop...` every few
 //! seconds, the others print `new leader elected: <id>`. Ctrl-C (SIGINT) or SIGTERM (how the
 //! kubelet stops a pod) releases the lease, as client-go's example does for `os.Interrupt` and
-//! `syscall.SIGTERM`, so another copy takes over within one jittered retry period instead of
-//! waiting out the lease. Like client-go's example it uses a 60 s lease, a 15 s renew deadline
-//! and a 5 s retry period.
+//! `syscall.SIGTERM`, so another copy, watching the Lease, takes over within milliseconds
+//! (client-go's example polls: up to 2.2 retry periods) instead of waiting out the lease. Like
+//! client-go's example it uses a 60 s lease, a 15 s renew deadline and a 5 s retry period.
 
 use std::future::Future;
 use std::path::PathBuf;

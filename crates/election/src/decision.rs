@@ -16,10 +16,19 @@ pub(crate) struct Observed {
     pub(crate) at: Instant,
 }
 
-/// client-go's `observedRecord` / `observedRawRecord` / `observedTime` triple.
+/// client-go's `observedRecord` / `observedRawRecord` / `observedTime` triple, plus what is
+/// left of it once the Lease was seen deleted.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Observer {
     current: Option<Observed>,
+    /// Bumped whenever the observation changes: a different record, or the Lease found absent.
+    generation: u64,
+    /// When the observation last changed (the Lease found absent, or a different record).
+    changed_at: Option<Instant>,
+    /// The Lease is absent, but it was last seen held by someone else whose lease runs until
+    /// this instant by our clock: that holder may still act until then (a deleted Lease is not
+    /// a released one), so nobody should create a new one before.
+    absent_held_until: Option<Instant>,
 }
 
 impl Observer {
@@ -38,6 +47,8 @@ impl Observer {
                     fingerprint,
                     at: now,
                 });
+                self.changed(now);
+                self.absent_held_until = None;
                 true
             }
         }
@@ -50,6 +61,50 @@ impl Observer {
             record,
             at: now,
         });
+        self.changed(now);
+        self.absent_held_until = None;
+    }
+
+    /// The Lease does not exist (a 404, an empty list, a `DELETED` event). If it was last seen
+    /// held by another identity whose lease has not expired by our clock, remember that expiry
+    /// (see [`Self::absent_held_until`]).
+    pub(crate) fn observe_absent(&mut self, identity: &str, now: Instant) {
+        let Some(previous) = self.current.take() else {
+            if self.changed_at.is_none() {
+                self.changed(now);
+            }
+            return;
+        };
+        let until = {
+            let secs = u64::try_from(previous.record.lease_duration_seconds).unwrap_or(0);
+            previous.at + Duration::from_secs(secs)
+        };
+        let held = !previous.record.holder_identity.is_empty()
+            && previous.record.holder_identity != identity
+            && until > now;
+        self.absent_held_until = held.then_some(until);
+        self.changed(now);
+    }
+
+    fn changed(&mut self, now: Instant) {
+        self.generation += 1;
+        self.changed_at = Some(now);
+    }
+
+    /// Counts changes of the observation (see [`Self::observe`], [`Self::observe_absent`]).
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// When the observation last changed; `None` before the first read.
+    pub(crate) fn changed_at(&self) -> Option<Instant> {
+        self.changed_at
+    }
+
+    /// With the Lease absent: until when its last holder may still act, if that is later than
+    /// the moment it was seen deleted.
+    pub(crate) fn absent_held_until(&self) -> Option<Instant> {
+        self.absent_held_until
     }
 
     /// Forgets the record (the Lease does not exist).
@@ -143,6 +198,24 @@ pub(crate) fn decide_acquire(
     }
 }
 
+/// When a follower whose Lease watch is up may try to acquire, by the rules of
+/// [`decide_acquire`]: a free lease (empty holder, or our own identity after a write of ours
+/// landed unseen) or an absent one at once, a held one when it expires by our clock, a deleted
+/// held one when its last holder's lease would have expired. `None` before the first
+/// observation. The caller adds the tie-break jitter.
+pub(crate) fn acquire_at(observer: &Observer, identity: &str) -> Option<Instant> {
+    let changed_at = observer.changed_at()?;
+    Some(match observer.get() {
+        None => observer
+            .absent_held_until()
+            .map_or(changed_at, |until| until.max(changed_at)),
+        Some(o) if o.record.holder_identity.is_empty() || o.record.holder_identity == identity => {
+            o.at
+        }
+        Some(_) => observer.expires_at().unwrap_or(changed_at),
+    })
+}
+
 /// The record a holder writes to renew: same acquire time and transitions, new renew time.
 pub(crate) fn renewal(
     current: &LeaderElectionRecord,
@@ -228,6 +301,46 @@ mod tests {
             decide_acquire(&obs, "me", 15, t0 + s(79), wall),
             AcquireDecision::HeldByOther { .. }
         ));
+    }
+
+    #[test]
+    fn acquire_instants_follow_the_observation() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let wall = Timestamp::from_second(10_000).expect("ts");
+        let mut obs = Observer::default();
+        assert_eq!(acquire_at(&obs, "me"), None);
+        // Absent from the start: create at once.
+        obs.observe_absent("me", t0);
+        assert_eq!(acquire_at(&obs, "me"), Some(t0));
+        let g = obs.generation();
+        // Held: at its expiry; a renewal moves it; an unchanged re-read does not.
+        obs.observe(rec("other", 100, 2), t0 + s(1));
+        assert!(obs.generation() > g);
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(16)));
+        obs.observe(rec("other", 100, 2), t0 + s(3));
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(16)));
+        obs.observe(rec("other", 102, 2), t0 + s(3));
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(18)));
+        // Deleted while held: not before the holder's lease would have expired.
+        obs.observe_absent("me", t0 + s(5));
+        assert_eq!(obs.absent_held_until(), Some(t0 + s(18)));
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(18)));
+        // Released: at once.
+        obs.observe(released(&rec("other", 104, 2), wall), t0 + s(6));
+        assert_eq!(obs.absent_held_until(), None);
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(6)));
+        // Deleted after a release, or after our own record: at once.
+        obs.observe_absent("me", t0 + s(7));
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(7)));
+        obs.observe(rec("me", 105, 3), t0 + s(8));
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(8)));
+        obs.observe_absent("me", t0 + s(9));
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(9)));
+        // Deleted after the holder's lease expired: at once.
+        obs.observe(rec("other", 110, 3), t0 + s(10));
+        obs.observe_absent("me", t0 + s(40));
+        assert_eq!(acquire_at(&obs, "me"), Some(t0 + s(40)));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rand::rngs::StdRng;
@@ -26,7 +27,9 @@ use crate::clock::Clock;
 use crate::config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
 use crate::decision::{self, AcquireDecision, Observer};
 use crate::health::LeaderHealthCheck;
-use crate::lock::{Lock, LockError, LockErrorKind, LockOp};
+use crate::lock::{
+    LeaseEvent, LeaseEventStream, Lock, LockError, LockErrorKind, LockOp, WATCH_TIMEOUT,
+};
 use crate::metrics::ElectionMetrics;
 use crate::record::LeaderElectionRecord;
 use crate::state::{LeaderState, LeaderTerm, LeaderWatch, LeadershipGuard};
@@ -100,6 +103,54 @@ impl ElectionOutcome {
 /// Conflicting release attempts before giving up.
 const RELEASE_ATTEMPTS: usize = 5;
 
+/// Upper bound of the random delay a follower whose Lease watch is up waits before it tries to
+/// take a lease it saw released or expire: uniform in `[0, ACQUIRE_TIE_BREAK)`, drawn anew for
+/// every observed change. Only to break ties between followers that saw the same event, so
+/// that they do not all write at once; the losers get 409 Conflict and follow.
+pub const ACQUIRE_TIE_BREAK: Duration = Duration::from_millis(5);
+
+/// How long past its `timeoutSeconds` a Lease watch may stay silent before the follower drops it
+/// as a dead connection and resumes (kube's watcher allows 5 s too).
+const WATCH_GRACE: Duration = Duration::from_secs(5);
+
+/// Longest pause between attempts to reopen a broken Lease watch (polling continues meanwhile).
+const WATCH_MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The follower's Lease watch.
+enum WatchMode {
+    /// Not open: the follower polls. At `retry_at` it opens one again: a `WATCH` from `resume`
+    /// if set, else a `LIST` then a `WATCH` from the list's `resourceVersion`.
+    Down {
+        retry_at: Instant,
+        resume: Option<String>,
+        failures: u32,
+    },
+    /// Open; `resource_version` is where to resume after it ends.
+    Up {
+        stream: LeaseEventStream,
+        resource_version: String,
+        opened_at: Instant,
+    },
+    /// The lock cannot list or watch: poll only, as client-go.
+    Unsupported,
+}
+
+impl WatchMode {
+    fn is_up(&self) -> bool {
+        matches!(self, WatchMode::Up { .. })
+    }
+}
+
+/// What woke the follower loop.
+enum Wake {
+    Shutdown,
+    Event(Box<Option<Result<LeaseEvent, LockError>>>),
+    Attempt,
+    Poll,
+    ReopenWatch,
+    WatchSilent,
+}
+
 enum RenewError {
     Transient(LockError),
     Lost(LossReason),
@@ -109,10 +160,21 @@ enum RenewError {
 /// (or [`LeaderElector::spawn`] it) and observe it through [`LeaderWatch`].
 ///
 /// Timings (client-go semantics, seconds from [`LeaderElectionConfig`]):
-/// * Acquire: first attempt at once, then every `retry_period × [1, 2.2)` (uniform jitter).
-///   A missing Lease is created (we lead at once); a Lease with an empty `holderIdentity` is free
-///   at once; another holder's lease is free once its `leaseDurationSeconds` have passed, by our
-///   monotonic clock, since we last saw its record change.
+/// * Rules to acquire (client-go's): a missing Lease is created (we lead at once); a Lease with
+///   an empty `holderIdentity` is free at once; another holder's lease is free once its
+///   `leaseDurationSeconds` have passed, by our monotonic clock, since we last saw its record
+///   change. Stricter than client-go: a Lease seen deleted while another identity held it is
+///   not created again before that holder's lease would have expired.
+/// * Following, beyond client-go: a follower lists its Lease and watches it (field selector
+///   `metadata.name`, resumed from the last `resourceVersion`, listed again on 410 Gone), so it
+///   sees each renewal and release as it is written, and tries to acquire as soon as the lease
+///   is free or expired, after a tie-break delay in `[0, ACQUIRE_TIE_BREAK)`
+///   ([`ACQUIRE_TIE_BREAK`]): a release is taken over within milliseconds, a dead holder's
+///   lease at its last renewal + `leaseDurationSeconds`. The acquiring write carries the watched
+///   object's `resourceVersion`; the loser of a race gets 409, reads the Lease and follows.
+/// * While the watch is down (or the lock cannot watch), the follower polls like client-go: first
+///   attempt at once, then every `retry_period × [1, 2.2)` (uniform jitter), GET then write; it
+///   tries to reopen the watch after `retry_period`, backing off to 30 s.
 /// * Renew: every `retry_period` after the previous attempt; first a PUT of the cached object
 ///   (fast path), on error a GET + PUT (slow path, `leader_election_slowpath_total`).
 /// * Fence: leading only until `start of the last successful acquire/renew request +
@@ -134,6 +196,10 @@ pub struct LeaderElector<L: Lock> {
     deadline: Instant,
     write_in_flight: bool,
     desc: String,
+    /// The tie-break delay drawn for an observation generation.
+    tie_break: Option<(u64, Duration)>,
+    /// No attempt on this observation generation before this instant (after a failed one).
+    retry_block: Option<(u64, Instant)>,
 }
 
 impl<L: Lock> fmt::Debug for LeaderElector<L> {
@@ -179,6 +245,8 @@ impl<L: Lock> LeaderElector<L> {
             term: None,
             deadline: Instant::now(),
             write_in_flight: false,
+            tie_break: None,
+            retry_block: None,
         })
     }
 
@@ -222,33 +290,292 @@ impl<L: Lock> LeaderElector<L> {
         let mut shutdown = pin!(shutdown);
         info!(lease = %self.desc, identity = %self.config.identity,
             "attempting to acquire leader lease {}...", self.desc);
-        let mut first = true;
+        if self.follow(&mut shutdown).await {
+            self.renew_loop(shutdown).await
+        } else {
+            self.shutdown_following().await
+        }
+    }
+
+    /// Follows until this candidate leads (`true`) or shutdown is requested (`false`).
+    async fn follow(
+        &mut self,
+        shutdown: &mut std::pin::Pin<&mut (impl Future<Output = ()> + Send)>,
+    ) -> bool {
+        let start = self.clock.now();
+        let mut watch = WatchMode::Down {
+            retry_at: start,
+            resume: None,
+            failures: 0,
+        };
+        let mut poll_at = start;
         loop {
-            if !first {
-                let pause = self.jittered_retry_period();
-                tokio::select! {
-                    () = tokio::time::sleep(pause) => {}
-                    () = &mut shutdown => return self.shutdown_following().await,
+            let now = self.clock.now();
+            if let WatchMode::Down {
+                retry_at,
+                resume,
+                failures,
+            } = &watch
+                && *retry_at <= now
+            {
+                let (resume, failures) = (resume.clone(), *failures);
+                let opened = tokio::select! {
+                    w = self.open_watch(resume, failures) => w,
+                    () = shutdown.as_mut() => return false,
+                };
+                watch = opened;
+                if !watch.is_up() {
+                    poll_at = poll_at.max(now);
                 }
+                continue;
             }
-            first = false;
-            let attempt = tokio::select! {
-                r = self.try_acquire() => Some(r),
-                () = &mut shutdown => None,
+            let attempt_at = match &watch {
+                WatchMode::Up { .. } => self.next_attempt(),
+                _ => None,
+            };
+            let polling = !watch.is_up();
+            let (reopen_at, silent_at) = match &watch {
+                WatchMode::Down { retry_at, .. } => (Some(*retry_at), None),
+                WatchMode::Up { opened_at, .. } => {
+                    (None, Some(*opened_at + WATCH_TIMEOUT + WATCH_GRACE))
+                }
+                WatchMode::Unsupported => (None, None),
+            };
+            let wake = tokio::select! {
+                () = shutdown.as_mut() => Wake::Shutdown,
+                item = async {
+                    match &mut watch {
+                        WatchMode::Up { stream, .. } => stream.next().await,
+                        _ => std::future::pending().await,
+                    }
+                } => Wake::Event(Box::new(item)),
+                () = sleep_until_opt(attempt_at) => Wake::Attempt,
+                () = tokio::time::sleep_until(poll_at), if polling => Wake::Poll,
+                () = sleep_until_opt(reopen_at) => Wake::ReopenWatch,
+                () = sleep_until_opt(silent_at) => Wake::WatchSilent,
+            };
+            let attempt = match wake {
+                Wake::Shutdown => return false,
+                Wake::ReopenWatch => continue,
+                Wake::WatchSilent => {
+                    warn!(lease = %self.desc, "lease watch silent past its timeout, reopening");
+                    watch = Self::watch_ended(watch, self.clock.now());
+                    continue;
+                }
+                Wake::Event(item) => {
+                    watch = self.on_watch_item(watch, *item);
+                    if !watch.is_up() {
+                        poll_at = poll_at.max(self.clock.now() + self.jittered_retry_period());
+                    }
+                    continue;
+                }
+                Wake::Attempt => tokio::select! {
+                    r = self.try_acquire_observed() => r,
+                    () = shutdown.as_mut() => return false,
+                },
+                Wake::Poll => {
+                    poll_at = self.clock.now() + self.jittered_retry_period();
+                    tokio::select! {
+                        r = self.try_acquire() => r,
+                        () = shutdown.as_mut() => return false,
+                    }
+                }
             };
             match attempt {
-                None => return self.shutdown_following().await,
-                Some(Ok(true)) => break,
-                Some(Ok(false)) => {}
-                Some(Err(e)) if e.is_conflict() || e.is_already_exists() => {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(e) if e.is_conflict() || e.is_already_exists() => {
                     debug!(lease = %self.desc, error = %e, "lost the race to acquire lease: {e}");
+                    if watch.is_up() {
+                        // Follow the winner: read the Lease now rather than wait for the watch.
+                        let read = tokio::select! {
+                            r = self.read() => r,
+                            () = shutdown.as_mut() => return false,
+                        };
+                        if let Err(e) = read {
+                            debug!(lease = %self.desc, error = %e, "failed to read lease: {e}");
+                        }
+                        self.block_retry();
+                    }
                 }
-                Some(Err(e)) => {
+                Err(e) => {
                     warn!(lease = %self.desc, error = %e, "error retrieving or acquiring lease: {e}");
+                    self.block_retry();
                 }
             }
         }
-        self.renew_loop(shutdown).await
+    }
+
+    /// After a failed attempt, no new attempt on the same observation before one (jittered)
+    /// retry period; a new observation lifts it.
+    fn block_retry(&mut self) {
+        let until = self.clock.now() + self.jittered_retry_period();
+        self.retry_block = Some((self.observer.generation(), until));
+    }
+
+    /// When a follower with its watch up tries to acquire next (see [`decision::acquire_at`]),
+    /// with the tie-break delay of the current observation and any retry block.
+    fn next_attempt(&mut self) -> Option<Instant> {
+        let at = decision::acquire_at(&self.observer, self.identity())?;
+        let generation = self.observer.generation();
+        let tie_break = match self.tie_break {
+            Some((g, d)) if g == generation => d,
+            _ => {
+                let d = ACQUIRE_TIE_BREAK.mul_f64(self.rng.random_range(0.0..1.0));
+                self.tie_break = Some((generation, d));
+                d
+            }
+        };
+        let mut at = at + tie_break;
+        if let Some((g, until)) = self.retry_block
+            && g == generation
+        {
+            at = at.max(until);
+        }
+        Some(at)
+    }
+
+    /// Opens the follower's watch: a `WATCH` from `resume`, or (without one, or on 410) a
+    /// field-selected `LIST`, whose Lease is observed, then a `WATCH` from the list's
+    /// `resourceVersion`. On failure the watch stays down (polling) and is retried later, from
+    /// the same `resume` if resuming failed.
+    async fn open_watch(&mut self, resume: Option<String>, failures: u32) -> WatchMode {
+        if let Some(rv) = resume {
+            match self.call(LockOp::Watch, self.lock.watch(&rv)).await {
+                Ok(stream) => {
+                    debug!(lease = %self.desc, resource_version = %rv, "resumed lease watch");
+                    return WatchMode::Up {
+                        stream,
+                        resource_version: rv,
+                        opened_at: self.clock.now(),
+                    };
+                }
+                Err(e) if e.is_gone() => {
+                    debug!(lease = %self.desc, error = %e, "lease watch expired, listing again");
+                }
+                // Retry from the same resourceVersion (kube's watcher does too); 410 lists.
+                Err(e) => return self.watch_down(e, Some(rv), failures),
+            }
+        }
+        let list = match self.call(LockOp::List, self.lock.list()).await {
+            Ok(list) => list,
+            Err(e) => return self.watch_down(e, None, failures),
+        };
+        match &list.lease {
+            Some(lease) => self.observe(lease),
+            None => self.observe_absent(),
+        }
+        match self
+            .call(LockOp::Watch, self.lock.watch(&list.resource_version))
+            .await
+        {
+            Ok(stream) => {
+                debug!(lease = %self.desc, resource_version = %list.resource_version,
+                    "watching lease");
+                WatchMode::Up {
+                    stream,
+                    resource_version: list.resource_version,
+                    opened_at: self.clock.now(),
+                }
+            }
+            Err(e) => self.watch_down(e, None, failures),
+        }
+    }
+
+    fn watch_down(&self, e: LockError, resume: Option<String>, failures: u32) -> WatchMode {
+        if e.is_unsupported() {
+            return WatchMode::Unsupported;
+        }
+        let backoff = self
+            .config
+            .retry_period
+            .saturating_mul(1 << failures.min(16))
+            .min(WATCH_MAX_BACKOFF);
+        if failures == 0 {
+            warn!(lease = %self.desc, error = %e,
+                "cannot watch lease {}, polling every {:?} meanwhile: {e}",
+                self.desc, self.config.retry_period);
+        } else {
+            debug!(lease = %self.desc, error = %e, "cannot watch lease {}: {e}", self.desc);
+        }
+        WatchMode::Down {
+            retry_at: self.clock.now() + backoff,
+            resume,
+            failures: failures.saturating_add(1),
+        }
+    }
+
+    /// The watch ended without an error (its timeout): resume from where it was at once.
+    fn watch_ended(watch: WatchMode, now: Instant) -> WatchMode {
+        match watch {
+            WatchMode::Up {
+                resource_version, ..
+            } => WatchMode::Down {
+                retry_at: now,
+                resume: Some(resource_version),
+                failures: 0,
+            },
+            other => other,
+        }
+    }
+
+    fn on_watch_item(
+        &mut self,
+        watch: WatchMode,
+        item: Option<Result<LeaseEvent, LockError>>,
+    ) -> WatchMode {
+        let WatchMode::Up {
+            stream,
+            resource_version,
+            opened_at,
+        } = watch
+        else {
+            return watch;
+        };
+        let event = match item {
+            None => {
+                debug!(lease = %self.desc, "lease watch closed by the server, resuming");
+                return Self::watch_ended(
+                    WatchMode::Up {
+                        stream,
+                        resource_version,
+                        opened_at,
+                    },
+                    self.clock.now(),
+                );
+            }
+            Some(Err(e)) if e.is_gone() => {
+                debug!(lease = %self.desc, error = %e, "lease watch expired, listing again");
+                return WatchMode::Down {
+                    retry_at: self.clock.now(),
+                    resume: None,
+                    failures: 0,
+                };
+            }
+            Some(Err(e)) => {
+                // Resume at once from where it was; polling starts if that fails too.
+                debug!(lease = %self.desc, error = %e, "lease watch failed, resuming: {e}");
+                return WatchMode::Down {
+                    retry_at: self.clock.now(),
+                    resume: Some(resource_version),
+                    failures: 0,
+                };
+            }
+            Some(Ok(event)) => event,
+        };
+        let resource_version = event
+            .resource_version()
+            .map_or(resource_version, str::to_owned);
+        match &event {
+            LeaseEvent::Added(lease) | LeaseEvent::Modified(lease) => self.observe(lease),
+            LeaseEvent::Deleted(_) => self.observe_absent(),
+            LeaseEvent::Bookmark { .. } => {}
+        }
+        WatchMode::Up {
+            stream,
+            resource_version,
+            opened_at,
+        }
     }
 
     /// Spawns [`Self::run`] on the tokio runtime; shut it down with
@@ -335,44 +662,55 @@ impl<L: Lock> LeaderElector<L> {
         });
     }
 
-    /// One campaign attempt (client-go `tryAcquireOrRenew` for a non-leader). `Ok(true)` = we
-    /// lead now; `Ok(false)` = held by someone else.
-    async fn try_acquire(&mut self) -> Result<bool, LockError> {
-        let lds = self.config.lease_duration_seconds();
-        let lease = match self.call(LockOp::Get, self.lock.get()).await {
-            Ok(lease) => lease,
-            Err(e) if e.is_not_found() => {
-                self.observer.clear();
-                self.cached = None;
-                let wall = self.clock.wall_now();
-                let record = LeaderElectionRecord {
-                    holder_identity: self.identity().to_owned(),
-                    lease_duration_seconds: lds,
-                    acquire_time: Some(wall),
-                    renew_time: Some(wall),
-                    leader_transitions: 0,
-                    strategy: None,
-                    preferred_holder: None,
-                };
-                let lease = Lease {
-                    metadata: ObjectMeta {
-                        name: Some(self.config.lease_name.clone()),
-                        namespace: Some(self.config.lease_namespace.clone()),
-                        ..ObjectMeta::default()
-                    },
-                    spec: Some(record.to_spec()),
-                };
-                let start = self.clock.now();
-                self.write_in_flight = true;
-                let created = self.call(LockOp::Create, self.lock.create(lease)).await;
-                self.write_in_flight = false;
-                self.became_leader(&created?, start);
-                return Ok(true);
+    /// The Lease is absent (404, empty list, `DELETED`).
+    fn observe_absent(&mut self) {
+        self.observer
+            .observe_absent(&self.config.identity, self.clock.now());
+        self.cached = None;
+    }
+
+    /// Reads the Lease (`GET`) and observes it, or its absence.
+    async fn read(&mut self) -> Result<(), LockError> {
+        match self.call(LockOp::Get, self.lock.get()).await {
+            Ok(lease) => {
+                self.observe(&lease);
+                Ok(())
             }
-            Err(e) => return Err(e),
-        };
-        self.observe(&lease);
+            Err(e) if e.is_not_found() => {
+                self.observe_absent();
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One polling attempt (client-go `tryAcquireOrRenew` for a non-leader): read, then decide
+    /// and write. `Ok(true)` = we lead now; `Ok(false)` = held by someone else.
+    async fn try_acquire(&mut self) -> Result<bool, LockError> {
+        self.read().await?;
+        self.try_acquire_observed().await
+    }
+
+    /// Decides on the last observation and, if the lease may be taken, writes: a create if the
+    /// Lease is absent, else a PUT of the observed object (its `resourceVersion` makes it
+    /// conditional).
+    async fn try_acquire_observed(&mut self) -> Result<bool, LockError> {
+        let lds = self.config.lease_duration_seconds();
         let now = self.clock.now();
+        let Some(lease) = self
+            .cached
+            .clone()
+            .filter(|_| self.observer.get().is_some())
+        else {
+            if let Some(until) = self.observer.absent_held_until()
+                && until > now
+            {
+                debug!(lease = %self.desc, wait = ?until - now,
+                    "lease was deleted while held; waiting for its holder's lease to expire");
+                return Ok(false);
+            }
+            return self.create(lds).await;
+        };
         match decision::decide_acquire(
             &self.observer,
             self.identity(),
@@ -403,6 +741,34 @@ impl<L: Lock> LeaderElector<L> {
                 Ok(true)
             }
         }
+    }
+
+    /// Creates the Lease with us as holder (client-go: on NotFound).
+    async fn create(&mut self, lds: i32) -> Result<bool, LockError> {
+        let wall = self.clock.wall_now();
+        let record = LeaderElectionRecord {
+            holder_identity: self.identity().to_owned(),
+            lease_duration_seconds: lds,
+            acquire_time: Some(wall),
+            renew_time: Some(wall),
+            leader_transitions: 0,
+            strategy: None,
+            preferred_holder: None,
+        };
+        let lease = Lease {
+            metadata: ObjectMeta {
+                name: Some(self.config.lease_name.clone()),
+                namespace: Some(self.config.lease_namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(record.to_spec()),
+        };
+        let start = self.clock.now();
+        self.write_in_flight = true;
+        let created = self.call(LockOp::Create, self.lock.create(lease)).await;
+        self.write_in_flight = false;
+        self.became_leader(&created?, start);
+        Ok(true)
     }
 
     fn became_leader(&mut self, lease: &Lease, start: Instant) {
@@ -636,6 +1002,14 @@ impl<L: Lock> LeaderElector<L> {
         }
         warn!(lease = %self.desc, "failed to release lease {}: conflicts on every attempt", self.desc);
         false
+    }
+}
+
+/// Sleeps until `at`, or forever if `None`.
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -11,6 +11,14 @@
 //! * writes are optimistic (`resourceVersion`); a 409 means someone else wrote;
 //! * the leader renews every `retry_period`, cached-object PUT first, GET+PUT as fallback.
 //!
+//! Beyond client-go, followers *watch* their Lease (a field-selected LIST, then a WATCH resumed
+//! from the last `resourceVersion`, listed again on 410 Gone) instead of polling it, with the
+//! same expiry rule: a released lease is taken within milliseconds ([`ACQUIRE_TIE_BREAK`]) rather
+//! than at the next poll (up to 2.2 × `retry_period` later), and a dead holder's lease at its last
+//! renewal + `leaseDurationSeconds` rather than up to 2 × 2.2 × `retry_period` after that.
+//! While the watch is down, followers poll as client-go does. A client-go candidate and these
+//! followers share one Lease in both directions.
+//!
 //! Beyond client-go, the leader fences itself: leadership is valid only until the start of its
 //! last successful renew request + `renew_deadline`, checked with [`LeaderWatch::is_leading`] or a
 //! [`LeadershipGuard`] right before each leader-only write, and it ends at once when a read shows
@@ -64,9 +72,14 @@ pub use config::{
     DEFAULT_RETRY_PERIOD, JITTER_FACTOR, LeaderElectionConfig, POD_NAME_ENV, POD_NAMESPACE_ENV,
     SERVICE_ACCOUNT_NAMESPACE_FILE, default_identity, pod_namespace,
 };
-pub use elector::{ElectionOutcome, LeaderElector, LeaderElectorHandle, LossReason};
+pub use elector::{
+    ACQUIRE_TIE_BREAK, ElectionOutcome, LeaderElector, LeaderElectorHandle, LossReason,
+};
 pub use health::{HealthError, LeaderHealthCheck};
-pub use lock::{KubeLeaseLock, Lock, LockError, LockErrorKind, LockOp};
+pub use lock::{
+    KubeLeaseLock, LeaseEvent, LeaseEventStream, LeaseList, Lock, LockError, LockErrorKind, LockOp,
+    WATCH_TIMEOUT,
+};
 pub use memory::{FaultInjector, MemoryLeaseStore, MemoryLock};
 pub use metrics::ElectionMetrics;
 pub use record::{LeaderElectionRecord, RecordFingerprint};

@@ -1,5 +1,7 @@
-//! Three replicas, faults injected into the leader's (and sometimes a follower's) Lease client,
-//! crashes, graceful shutdowns and restarts; sampled every 5 ms of virtual time. Asserts that no
+//! Three replicas, faults injected into the leader's (and sometimes a follower's) Lease client
+//! (failures, hangs, latency, lost responses, conflicts, dropped and failing watches, history
+//! compaction forcing relists), crashes, graceful shutdowns and restarts; sampled every 5 ms of
+//! virtual time. Asserts that no
 //! two replicas pass `is_leading()` at the same instant, that a leader is always the Lease's
 //! holder, and that leadership keeps moving (liveness).
 #![allow(clippy::unwrap_used)]
@@ -127,7 +129,12 @@ async fn run(seed: u64) -> (usize, f64) {
             };
             let r = &sim.slots[target];
             let duration = secs(rng.random_range(0.5..30.0));
-            match rng.random_range(0..8) {
+            match rng.random_range(0..10) {
+                8 => {
+                    r.faults.drop_watches();
+                    sim.store.compact();
+                }
+                9 => r.faults.fail_watches(true),
                 0 => r.faults.fail_all(true),
                 1 => r.faults.hang(true),
                 2 => r.faults.fail_next(rng.random_range(1..6)),

@@ -27,7 +27,8 @@ pub struct RequestRecord {
     /// Namespace, for namespaced requests (`None` for cluster-scoped resources and
     /// all-namespace lists and watches).
     pub namespace: Option<String>,
-    /// Object name, if the path names one.
+    /// Object name, if the path names one; for a list or watch, the name a `metadata.name=X`
+    /// field selector requires (as the authorizer sees it, so RBAC `resourceNames` can allow it).
     pub name: Option<String>,
     /// Request path (without query).
     pub path: String,
@@ -65,6 +66,48 @@ pub(super) fn verb(method: &Method, target: Option<&Target>, watch: bool) -> Str
     .to_string()
 }
 
+/// The name a list or watch selects with an exact `metadata.name` field selector
+/// (`RequestInfoFactory.NewRequestInfo`: `FieldSelector.RequiresExactMatch("metadata.name")`,
+/// `metadata.name=X` or `metadata.name==X`, possibly among other requirements).
+fn field_selected_name(query: &str) -> Option<String> {
+    let selector = query.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == "fieldSelector").then_some(v)
+    })?;
+    let selector = percent_decode(selector);
+    selector.split(',').find_map(|req| {
+        let (field, value) = req
+            .split_once("==")
+            .or_else(|| req.split_once('='))
+            .filter(|(f, _)| !f.ends_with('!'))?;
+        (field.trim() == "metadata.name" && !value.is_empty()).then(|| value.trim().to_string())
+    })
+}
+
+/// Decodes `%XX` escapes and `+` (the query encoding clients use for selectors).
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| char::from(b).to_digit(16);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| Some((hex(*bytes.get(i + 1)?)?, hex(*bytes.get(i + 2)?)?)))
+            .flatten();
+        match (escaped, bytes[i]) {
+            (Some((hi, lo)), _) => {
+                out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'?'));
+                i += 3;
+                continue;
+            }
+            (None, b'+') => out.push(b' '),
+            (None, b) => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Builds the record of one request (`seq` is set when stored).
 pub(super) fn record(
     client: &str,
@@ -74,15 +117,21 @@ pub(super) fn record(
     target: Option<&Target>,
 ) -> RequestRecord {
     let watch = query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+    let verb = verb(method, target, watch);
+    let name = target.and_then(|t| t.name.clone()).or_else(|| {
+        (verb == "list" || verb == "watch")
+            .then(|| query.and_then(field_selected_name))
+            .flatten()
+    });
     RequestRecord {
         seq: 0,
         client: client.to_string(),
-        verb: verb(method, target, watch),
+        verb,
         api_group: target.map(|t| t.resource.info().group.to_string()),
         resource: target.map(|t| t.resource.info().plural.to_string()),
         subresource: target.and_then(|t| t.subresource.clone()),
         namespace: target.and_then(|t| t.namespace.clone()),
-        name: target.and_then(|t| t.name.clone()),
+        name,
         path: path.to_string(),
     }
 }
@@ -145,5 +194,37 @@ mod tests {
             "deletecollection"
         );
         assert_eq!(r(Method::GET, "/version", None), ("get".into(), None, None));
+    }
+
+    #[test]
+    fn a_name_field_selector_names_the_object_of_a_list_or_watch() {
+        let name = |m: Method, q: &str| {
+            let p = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
+            let t = parse_path(p);
+            record("c", &m, p, Some(q), t.as_ref()).name
+        };
+        assert_eq!(
+            name(
+                Method::GET,
+                "fieldSelector=metadata.name%3Dmini-scheduler&watch=true"
+            ),
+            Some("mini-scheduler".into())
+        );
+        assert_eq!(
+            name(
+                Method::GET,
+                "fieldSelector=metadata.name%3D%3Dl%2Cmetadata.namespace%3Dns"
+            ),
+            Some("l".into())
+        );
+        assert_eq!(
+            name(Method::GET, "fieldSelector=metadata.name%21%3Dl"),
+            None
+        );
+        assert_eq!(name(Method::GET, "labelSelector=a%3Db"), None);
+        assert_eq!(
+            name(Method::GET, "fieldSelector=metadata.name=l"),
+            Some("l".into())
+        );
     }
 }
