@@ -59,12 +59,17 @@ fn api_err(e: kube::Error) -> kube::core::Status {
 }
 
 fn names(l: &kube::core::ObjectList<Pod>) -> Vec<String> {
-    l.items.iter().map(|p| p.metadata.name.clone().unwrap()).collect()
+    l.items
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect()
 }
 
 /// A GET the kube client would refuse to build, expected to fail with an API error.
 async fn raw_get(api: &ApiServer, path_and_query: &str) -> kube::core::Status {
-    let req = axum::http::Request::get(path_and_query).body(Vec::new()).unwrap();
+    let req = axum::http::Request::get(path_and_query)
+        .body(Vec::new())
+        .unwrap();
     api_err(
         api.client("t")
             .request::<serde_json::Value>(req)
@@ -74,21 +79,35 @@ async fn raw_get(api: &ApiServer, path_and_query: &str) -> kube::core::Status {
 }
 
 fn rv_of(p: &Pod) -> u64 {
-    p.metadata.resource_version.clone().unwrap().parse().unwrap()
+    p.metadata
+        .resource_version
+        .clone()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]
 async fn list_honours_resource_version_and_match() {
     let api = ApiServer::start().await;
     let pods: Api<Pod> = Api::namespaced(api.client("t"), "default");
-    let a = pods.create(&PostParams::default(), &pod("a")).await.unwrap();
+    let a = pods
+        .create(&PostParams::default(), &pod("a"))
+        .await
+        .unwrap();
     let at_a = rv_of(&a);
-    pods.create(&PostParams::default(), &pod("b")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("b"))
+        .await
+        .unwrap();
     let mut a2 = pods.get("a").await.unwrap();
     a2.metadata.labels = Some([("v".to_string(), "2".to_string())].into());
-    pods.replace("a", &PostParams::default(), &a2).await.unwrap();
+    pods.replace("a", &PostParams::default(), &a2)
+        .await
+        .unwrap();
     pods.delete("b", &DeleteParams::default()).await.unwrap();
-    pods.create(&PostParams::default(), &pod("c")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("c"))
+        .await
+        .unwrap();
     let now = api.resource_version();
 
     // Unset: the latest state, at the current resourceVersion.
@@ -114,7 +133,11 @@ async fn list_honours_resource_version_and_match() {
         .unwrap();
     assert_eq!(names(&l), ["a", "c"]);
     // resourceVersionMatch without a resourceVersion (kube checks it client-side too): 422.
-    let e = raw_get(&api, "/api/v1/namespaces/default/pods?resourceVersionMatch=Exact").await;
+    let e = raw_get(
+        &api,
+        "/api/v1/namespaces/default/pods?resourceVersionMatch=Exact",
+    )
+    .await;
     assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"));
     assert!(
         e.message
@@ -142,7 +165,9 @@ async fn list_honours_resource_version_and_match() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    pods.create(&PostParams::default(), &pod("d")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("d"))
+        .await
+        .unwrap();
     assert_eq!(names(&later.await.unwrap().unwrap()), ["a", "c", "d"]);
     // Exact below the compacted history: 410.
     api.compact();
@@ -171,7 +196,9 @@ async fn continue_tokens_expire_with_compaction() {
     let first = pods.list(&ListParams::default().limit(2)).await.unwrap();
     let token = first.metadata.continue_.clone().unwrap();
     // Writes while paging do not show: the pages come from the first page's snapshot.
-    pods.create(&PostParams::default(), &pod("p9")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("p9"))
+        .await
+        .unwrap();
     let second = pods
         .list(&ListParams::default().limit(2).continue_token(&token))
         .await
@@ -197,7 +224,10 @@ async fn continue_tokens_expire_with_compaction() {
             .unwrap_err(),
     );
     assert_eq!((e.code, e.reason.as_str()), (410, "Expired"));
-    assert!(e.message.starts_with("The provided continue parameter is too old"));
+    assert!(
+        e.message
+            .starts_with("The provided continue parameter is too old")
+    );
     api.shutdown().await;
 }
 
@@ -221,7 +251,10 @@ async fn graceful_pod_deletion_has_a_terminating_phase() {
     p.spec.as_mut().unwrap().termination_grace_period_seconds = Some(5);
     p.spec.as_mut().unwrap().node_name = Some("n1".into());
     pods.create(&PostParams::default(), &p).await.unwrap();
-    let t = pods.delete("term2", &DeleteParams::default()).await.unwrap();
+    let t = pods
+        .delete("term2", &DeleteParams::default())
+        .await
+        .unwrap();
     assert_eq!(
         t.left().unwrap().metadata.deletion_grace_period_seconds,
         Some(5),
@@ -243,7 +276,9 @@ async fn graceful_pod_deletion_has_a_terminating_phase() {
         .unwrap();
     assert!(api.get::<Pod>("default", "run").is_none());
     // An unbound pod is deleted at once.
-    pods.delete("pending", &DeleteParams::default()).await.unwrap();
+    pods.delete("pending", &DeleteParams::default())
+        .await
+        .unwrap();
     assert!(api.get::<Pod>("default", "pending").is_none());
     api.shutdown().await;
 
@@ -255,17 +290,26 @@ async fn graceful_pod_deletion_has_a_terminating_phase() {
         .await
         .unwrap();
     let mut w = pods
-        .watch(&WatchParams::default(), &created.metadata.resource_version.unwrap())
+        .watch(
+            &WatchParams::default(),
+            &created.metadata.resource_version.unwrap(),
+        )
         .await
         .unwrap()
         .boxed();
     pods.delete("run", &DeleteParams::default()).await.unwrap();
-    let ev = tokio::time::timeout(WAIT, w.try_next()).await.unwrap().unwrap();
+    let ev = tokio::time::timeout(WAIT, w.try_next())
+        .await
+        .unwrap()
+        .unwrap();
     match ev {
         Some(WatchEvent::Modified(p)) => assert!(p.metadata.deletion_timestamp.is_some()),
         other => panic!("{other:?}"),
     }
-    let ev = tokio::time::timeout(WAIT, w.try_next()).await.unwrap().unwrap();
+    let ev = tokio::time::timeout(WAIT, w.try_next())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(matches!(ev, Some(WatchEvent::Deleted(_))), "{ev:?}");
     assert!(api.get::<Pod>("default", "run").is_none());
     api.shutdown().await;
@@ -275,7 +319,9 @@ async fn graceful_pod_deletion_has_a_terminating_phase() {
 async fn watch_from_a_future_resource_version_waits_then_fails() {
     let api = ApiServer::start().await;
     let pods: Api<Pod> = Api::namespaced(api.client("t"), "default");
-    pods.create(&PostParams::default(), &pod("a")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("a"))
+        .await
+        .unwrap();
     let now = api.resource_version();
     // Reached during the wait: events after it only.
     let watch = tokio::spawn({
@@ -290,9 +336,18 @@ async fn watch_from_a_future_resource_version_waits_then_fails() {
         }
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
-    pods.create(&PostParams::default(), &pod("b")).await.unwrap(); // rv now+1: not sent
-    pods.create(&PostParams::default(), &pod("c")).await.unwrap();
-    match tokio::time::timeout(WAIT, watch).await.unwrap().unwrap().unwrap() {
+    pods.create(&PostParams::default(), &pod("b"))
+        .await
+        .unwrap(); // rv now+1: not sent
+    pods.create(&PostParams::default(), &pod("c"))
+        .await
+        .unwrap();
+    match tokio::time::timeout(WAIT, watch)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+    {
         Some(WatchEvent::Added(p)) => assert_eq!(p.metadata.name.as_deref(), Some("c")),
         other => panic!("{other:?}"),
     }
@@ -303,7 +358,11 @@ async fn watch_from_a_future_resource_version_waits_then_fails() {
         .await
         .unwrap()
         .boxed();
-    match tokio::time::timeout(WAIT, s.try_next()).await.unwrap().unwrap() {
+    match tokio::time::timeout(WAIT, s.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+    {
         Some(WatchEvent::Error(e)) => {
             assert_eq!(e.code, 504);
             assert!(e.message.starts_with("Too large resource version"));
@@ -328,7 +387,10 @@ async fn dry_run_writes_store_nothing() {
     assert!(api.get::<Pod>("default", "a").is_none());
     assert_eq!(api.resource_version(), before);
 
-    let real = pods.create(&PostParams::default(), &pod("a")).await.unwrap();
+    let real = pods
+        .create(&PostParams::default(), &pod("a"))
+        .await
+        .unwrap();
     let rv = api.resource_version();
     let patched = pods
         .patch(
@@ -339,7 +401,10 @@ async fn dry_run_writes_store_nothing() {
         .await
         .unwrap();
     assert_eq!(patched.metadata.labels.unwrap()["x"], "y");
-    assert_eq!(patched.metadata.resource_version, real.metadata.resource_version);
+    assert_eq!(
+        patched.metadata.resource_version,
+        real.metadata.resource_version
+    );
     pods.create_subresource::<_, kube::core::Status>("binding", "a", &dry, &binding("a", "n1"))
         .await
         .unwrap();
@@ -353,7 +418,11 @@ async fn dry_run_writes_store_nothing() {
     // Dry-run writes are in the write record, marked, with no resourceVersion.
     let w = api.writes();
     assert!(w.iter().filter(|w| w.dry_run).count() == 4);
-    assert!(w.iter().filter(|w| w.dry_run).all(|w| w.resource_version.is_none()));
+    assert!(
+        w.iter()
+            .filter(|w| w.dry_run)
+            .all(|w| w.resource_version.is_none())
+    );
     // Validation still runs.
     let e = api_err(pods.create(&dry, &pod("a")).await.unwrap_err());
     assert_eq!(e.reason, "AlreadyExists");
@@ -389,14 +458,23 @@ async fn targeted_faults_fail_lose_or_delay_bindings_and_status_patches() {
     };
 
     // 429 on Bindings only: not applied; other requests served.
-    api.faults("s").fail_matching(RequestMatch::bindings(), 1, 429);
+    api.faults("s")
+        .fail_matching(RequestMatch::bindings(), 1, 429);
     assert_eq!(api_err(bind("a").await.unwrap_err()).code, 429);
-    assert_eq!(api.get::<Pod>("default", "a").unwrap().spec.unwrap().node_name, None);
+    assert_eq!(
+        api.get::<Pod>("default", "a")
+            .unwrap()
+            .spec
+            .unwrap()
+            .node_name,
+        None
+    );
     pods.get("a").await.unwrap();
     bind("a").await.unwrap();
 
     // 503 on status patches only.
-    api.faults("s").fail_matching(RequestMatch::pod_status_patches(), 1, 503);
+    api.faults("s")
+        .fail_matching(RequestMatch::pod_status_patches(), 1, 503);
     let cond = Patch::Strategic(serde_json::json!({"status": {"conditions": [
         {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}));
     let e = api_err(
@@ -414,13 +492,22 @@ async fn targeted_faults_fail_lose_or_delay_bindings_and_status_patches() {
     let e = api_err(bind("b").await.unwrap_err());
     assert_eq!((e.code, e.reason.as_str()), (504, "Timeout"));
     assert_eq!(
-        api.get::<Pod>("default", "b").unwrap().spec.unwrap().node_name.as_deref(),
+        api.get::<Pod>("default", "b")
+            .unwrap()
+            .spec
+            .unwrap()
+            .node_name
+            .as_deref(),
         Some("n1")
     );
     let e = api_err(bind("b").await.unwrap_err());
     assert_eq!(e.code, 409);
     assert!(e.message.contains("already assigned"));
-    let lost: Vec<_> = api.writes().into_iter().filter(|w| w.response_lost).collect();
+    let lost: Vec<_> = api
+        .writes()
+        .into_iter()
+        .filter(|w| w.response_lost)
+        .collect();
     assert_eq!(lost.len(), 1);
     assert_eq!((lost[0].code, lost[0].name.as_deref()), (201, Some("b")));
 
@@ -443,7 +530,11 @@ async fn targeted_faults_fail_lose_or_delay_bindings_and_status_patches() {
         .unwrap();
     assert!(!late.is_finished());
     api.faults("s").heal();
-    tokio::time::timeout(WAIT, late).await.unwrap().unwrap().unwrap();
+    tokio::time::timeout(WAIT, late)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     let w = api.writes();
     let d = w.iter().find(|w| w.name.as_deref() == Some("d")).unwrap();
     let c = w

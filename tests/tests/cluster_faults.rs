@@ -120,10 +120,16 @@ async fn failed_bindings_and_status_patches_are_requeued_and_bound_once() {
     let f = api.faults("replica-1");
     // A failed Binding puts the pod back as unschedulable (v1.22: until a cluster event or
     // the 60 s flush); a node added after each failure moves it.
-    for (i, (pod_name, code)) in [("retried-503", 503), ("retried-429", 429)].into_iter().enumerate() {
+    for (i, (pod_name, code)) in [("retried-503", 503), ("retried-429", 429)]
+        .into_iter()
+        .enumerate()
+    {
         f.fail_matching(RequestMatch::bindings(), 1, code);
         create_pod(&api, &pod(pod_name, "500m")).await;
-        wait_for("the failed Binding", WAIT, || !bindings(&api, pod_name).is_empty()).await;
+        wait_for("the failed Binding", WAIT, || {
+            !bindings(&api, pod_name).is_empty()
+        })
+        .await;
         Api::<Node>::all(api.client(TESTER))
             .create(&PostParams::default(), &node(&format!("nudge-{i}"), "1"))
             .await
@@ -235,9 +241,7 @@ async fn late_binding_of_the_old_leader_lands_after_the_takeover() {
     .await;
     api.faults(&new).heal();
     wait_for("the new leader's Binding answered", WAIT, || {
-        bindings(&api, "contested")
-            .iter()
-            .any(|w| w.client == new)
+        bindings(&api, "contested").iter().any(|w| w.client == new)
     })
     .await;
     let b = bindings(&api, "contested");
@@ -245,7 +249,11 @@ async fn late_binding_of_the_old_leader_lands_after_the_takeover() {
     assert_eq!(ok.len(), 1, "{b:#?}");
     assert_eq!(ok[0].client, old);
     assert!(ok[0].seq > acquired, "landed after the takeover");
-    let theirs: Vec<u16> = b.iter().filter(|w| w.client == new).map(|w| w.code).collect();
+    let theirs: Vec<u16> = b
+        .iter()
+        .filter(|w| w.client == new)
+        .map(|w| w.code)
+        .collect();
     assert_eq!(theirs, [409]);
     let bound = api.get::<Pod>("default", "contested").unwrap();
     assert_eq!(
@@ -323,11 +331,9 @@ async fn cache_forgets_what_was_deleted_during_a_watch_outage() {
         "the deleted node is still in the cache: {notes:?}"
     );
     assert_eq!(node_of(&api, "to-gone"), None);
-    assert!(
-        api.requests()
-            .iter()
-            .any(|q| q.client == "replica-1" && q.verb == "list" && q.resource.as_deref() == Some("pods")),
-    );
+    assert!(api.requests().iter().any(|q| q.client == "replica-1"
+        && q.verb == "list"
+        && q.resource.as_deref() == Some("pods")),);
     assert_no_overcommit(&api);
     drop(r);
     api.shutdown().await;

@@ -861,6 +861,10 @@ impl Algorithm {
 }
 
 #[cfg(test)]
+#[path = "schedule_one_differential.rs"]
+mod differential_tests;
+
+#[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 

@@ -207,7 +207,11 @@ impl FaultTable {
             self.changed.send_modify(|v| *v += 1);
             loop {
                 let released = self.is_shutdown()
-                    || self.lock().clients.get(client).is_none_or(|c| c.release_gen != g);
+                    || self
+                        .lock()
+                        .clients
+                        .get(client)
+                        .is_none_or(|c| c.release_gen != g);
                 if released {
                     break;
                 }
@@ -252,9 +256,7 @@ impl FaultTable {
         let Some(c) = i.clients.get_mut(client) else {
             return Ok(Verdict::default());
         };
-        if let Some(Action::Fail(code)) =
-            take_rule(c, info, |a| matches!(a, Action::Fail(_)))
-        {
+        if let Some(Action::Fail(code)) = take_rule(c, info, |a| matches!(a, Action::Fail(_))) {
             return Err(ApiError::injected(
                 code,
                 "requests of this kind from this client fail",

@@ -291,7 +291,11 @@ impl State {
 
     /// The objects of a resource as they were at resourceVersion `at`, rebuilt by undoing the
     /// retained history after it; 410 Expired if that history was compacted.
-    fn objects_at(&self, r: Resource, at: u64) -> Result<BTreeMap<(String, String), Arc<Value>>, ApiError> {
+    fn objects_at(
+        &self,
+        r: Resource,
+        at: u64,
+    ) -> Result<BTreeMap<(String, String), Arc<Value>>, ApiError> {
         let Some(t) = self.tables.get(&r) else {
             return Ok(BTreeMap::new());
         };
@@ -843,7 +847,11 @@ impl State {
         name: &str,
         opts: &Value,
     ) -> Result<Value, ApiError> {
-        let mut opts = if opts.is_object() { opts.clone() } else { json!({}) };
+        let mut opts = if opts.is_object() {
+            opts.clone()
+        } else {
+            json!({})
+        };
         opts["gracePeriodSeconds"] = json!(0);
         match self.delete_pod_or_object(r, ns, name, &opts)? {
             Deleted::Gone(v) | Deleted::Terminating(v) => Ok(v),
