@@ -442,11 +442,8 @@ impl Cache {
         for r in &result.reservations {
             match r {
                 Reservation::Volumes(v) => {
-                    match self
-                        .snapshot
-                        .volumes_mut()
-                        .assume_pod_volumes(&cached, &result.node, v)
-                    {
+                    let index = self.snapshot.volumes_mut();
+                    match crate::volume::assume_pod_volumes(index, &cached, &result.node, v) {
                         Ok(a) if a.all_bound => {}
                         Ok(a) => volumes = Some(a),
                         Err(e) => {
@@ -800,7 +797,7 @@ mod tests {
     /// Before the fix the record and the assumed PV stayed.
     #[test]
     fn forget_reverts_volumes_even_when_the_pod_is_no_longer_assumed() {
-        use crate::volume::binder::BindingInfo;
+        use crate::volume::BindingInfo;
         use crate::volume::index::testutil::{make_pv, make_pvc, make_sc};
         let mut c = cache_with(&["n1"]);
         c.volumes_mut()
@@ -860,7 +857,7 @@ mod tests {
     /// forgotten by `assume` itself, and can be assumed again.
     #[test]
     fn reserve_failure_forgets_the_pod() {
-        use crate::volume::binder::BindingInfo;
+        use crate::volume::BindingInfo;
         use crate::volume::index::testutil::{make_pv, make_pvc};
         let mut c = cache_with(&["n1"]);
         c.volumes_mut()
