@@ -210,7 +210,7 @@ fn load_profile_or_exit(
     }
 }
 
-fn policy_check(file: &PathBuf, gates: &FeatureGates) -> ExitCode {
+fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
     // Decoded, validated and built (plugins, extender URLs and TLS material) as `run` does.
     match load_profile_or_exit(PolicySource::File(file), gates) {
         Ok(profile) => {

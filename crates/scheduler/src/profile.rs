@@ -70,7 +70,7 @@ pub enum ProfileError {
     /// The policy cannot be read, decoded, validated or resolved (the message starts with
     /// `file:line:column:`).
     #[error(transparent)]
-    Policy(#[from] PolicyError),
+    Policy(Box<PolicyError>),
     /// Its plugins do not build into a framework (e.g. weights whose total could overflow).
     #[error("{origin}: {source}")]
     Framework {
@@ -87,6 +87,12 @@ pub enum ProfileError {
         /// What was wrong with the extender.
         source: ExtenderConfigError,
     },
+}
+
+impl From<PolicyError> for ProfileError {
+    fn from(e: PolicyError) -> Self {
+        ProfileError::Policy(Box::new(e))
+    }
 }
 
 /// A policy ready to schedule with: immutable, cheap to clone (the framework and the extenders
