@@ -263,13 +263,21 @@ fn policy_convert(
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let loaded = match load_policy_or_exit(Some(file), gates) {
+    // Decoded, validated and built (plugins, extender URLs and TLS material) as `policy check`
+    // does; the conversion also needs the decoded document, so it is loaded here directly.
+    let mut loaded = match scheduler::policy::load_policy_file(file) {
         Ok(l) => l,
-        Err(code) => return code,
+        Err(e) => {
+            print_error(e);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
     };
-    // The Policy must build into a profile, as `policy check` requires.
-    if let Err(e) = scheduler::Framework::from_policy(&loaded.resolved) {
-        print_error(format_args!("{}: {e}", file.display()));
+    for w in &loaded.warnings {
+        tracing::warn!("{}", escape_control_line(w));
+    }
+    loaded.resolved = loaded.resolved.with_feature_gates(gates);
+    if let Err(e) = Profile::from_resolved(loaded.resolved.clone(), &file.display().to_string()) {
+        print_error(e);
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let source = file.display().to_string();
