@@ -75,7 +75,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
-use crate::framework::types::{NodeInfo, PodInfo};
+use crate::framework::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
 /// How long an assumed pod whose binding finished may wait for the watch to confirm it: 2
@@ -329,7 +329,7 @@ impl Cache {
     }
 
     /// Reserve for VolumeBinding: assume the pod's PV/PVC bindings on `node`
-    /// ([`assume_pod_volumes`](crate::volume::assume_pod_volumes)),
+    /// ([`assume_pod_volumes`](crate::volume::binder::assume_pod_volumes)),
     /// so the next cycles see those PVs taken. [`Cache::forget_pod`] undoes it,
     /// [`Cache::finish_binding`] keeps it.
     ///
@@ -341,7 +341,7 @@ impl Cache {
         node: &str,
         volumes: &crate::volume::PodVolumes,
     ) -> Result<crate::volume::AssumedPodVolumes, String> {
-        crate::volume::assume_pod_volumes(self.snapshot.volumes_mut(), pod, node, volumes)
+        crate::volume::binder::assume_pod_volumes(self.snapshot.volumes_mut(), pod, node, volumes)
     }
 
     // ---- pods ----
@@ -700,7 +700,7 @@ mod tests {
     #[test]
     fn forget_reverts_volumes_even_when_the_pod_is_no_longer_assumed() {
         use crate::volume::BindingInfo;
-        use crate::volume::index::testutil::{make_pv, make_pvc, make_sc};
+        use crate::volume::testutil::{make_pv, make_pvc, make_sc};
         let mut c = cache_with(&["n1"]);
         c.volumes_mut()
             .upsert_storage_class(make_sc("wait", Some("WaitForFirstConsumer"), ""));

@@ -72,7 +72,7 @@ pub use ratelimit::{ApiClients, RateLimitLayer, RateLimiter};
 use self::mirror::Mirrored;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::extender::{Extender, ExtenderBindingArgs, ExtenderConfigError};
-use crate::framework::types::ANNOTATION_GPU_INDEXES;
+use crate::framework::ANNOTATION_GPU_INDEXES;
 use crate::framework::{Framework, FrameworkError, PodInfo};
 use crate::policy::ResolvedPolicy;
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
@@ -969,7 +969,7 @@ impl Scheduler {
                                             .map(|n| n.labels.clone())
                                             .unwrap_or_default(),
                                         csi_node: volumes.csi_node(&r.node).cloned(),
-                                        gates: crate::volume::MigrationGates::default(),
+                                        gates: crate::volume::csi::MigrationGates::default(),
                                     });
                                 }
                                 Err(e) => {

@@ -10,7 +10,7 @@
 //! index id 1018070136) for [`NodeLabelArgs::validate`] and
 //! [`RequestedToCapacityRatioArgs::validate`].
 //!
-//! Plugins take these at construction (`framework::runtime::new_filter` / `new_score`); a
+//! Plugins take these at construction (`framework::new_filter` / `new_score`); a
 //! plugin that needs none ignores them.
 
 use std::fmt;

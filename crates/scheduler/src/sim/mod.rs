@@ -39,8 +39,8 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::framework::types::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
 use crate::framework::{Framework, FrameworkError};
+use crate::framework::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
 use crate::policy::ResolvedPolicy;
 use crate::schedule_one::{Algorithm, ScheduleError};
 use crate::snapshot::Snapshot;
@@ -979,12 +979,14 @@ fn reserve_volumes(
         match res {
             crate::framework::Reservation::Volumes(v) => {
                 let volumes = snapshot.volumes_mut();
-                crate::volume::assume_pod_volumes(volumes, pod, &r.node, v).map_err(|e| {
-                    format!(
-                        "running Reserve plugin {:?}: {e}",
-                        crate::framework::plugins::volume_binding::NAME
-                    )
-                })?;
+                crate::volume::binder::assume_pod_volumes(volumes, pod, &r.node, v).map_err(
+                    |e| {
+                        format!(
+                            "running Reserve plugin {:?}: {e}",
+                            crate::framework::plugins::volume_binding::NAME
+                        )
+                    },
+                )?;
                 volumes.commit_pod_volumes(&pod.key());
             }
         }

@@ -366,7 +366,7 @@ pub fn get_bind_volume_to_claim(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::volume::index::testutil::{make_pv, make_pvc};
+    use crate::volume::testutil::{make_pv, make_pvc};
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
         pairs
