@@ -340,7 +340,7 @@ impl Cache {
         pod: &PodInfo,
         node: &str,
         volumes: &crate::volume::PodVolumes,
-    ) -> Result<crate::volume::AssumedPodVolumes, String> {
+    ) -> Result<crate::volume::AssumedPodVolumes, crate::volume::VolumeError> {
         crate::volume::binder::assume_pod_volumes(self.snapshot.volumes_mut(), pod, node, volumes)
     }
 

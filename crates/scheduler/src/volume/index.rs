@@ -29,6 +29,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use super::error::VolumeError;
 use super::helpers::{
     ANN_BIND_COMPLETED, ANN_SELECTED_NODE, claim_key, get_bind_volume_to_claim, pv_class, pvc_key,
     resource_version,
@@ -66,19 +67,23 @@ impl<T> Entry<T> {
 /// latest one ("is out of sync"), in upstream's words.
 fn assume<T: Metadata<Ty = ObjectMeta>>(
     map: &mut HashMap<String, Entry<T>>,
-    kind: &str,
+    kind: &'static str,
     key: &str,
     obj: T,
-) -> Result<(), String> {
-    let slot = map
-        .get_mut(key)
-        .ok_or_else(|| format!("could not find v1.{kind} {key:?}"))?;
+) -> Result<(), VolumeError> {
+    let slot = map.get_mut(key).ok_or_else(|| VolumeError::NotInCache {
+        kind,
+        key: key.to_string(),
+    })?;
     let stored = resource_version(slot.latest().metadata());
     let new = resource_version(obj.metadata());
     if new < stored {
-        return Err(format!(
-            "v1.{kind} {key:?} is out of sync (stored: {stored}, assume: {new})"
-        ));
+        return Err(VolumeError::OutOfSync {
+            kind,
+            key: key.to_string(),
+            stored,
+            assume: new,
+        });
     }
     slot.assumed = Some(Arc::new(obj));
     Ok(())
@@ -311,7 +316,7 @@ impl VolumeIndex {
     ///
     /// # Errors
     /// The PV is unknown, or older than the stored one.
-    pub fn assume_pv(&mut self, pv: core::PersistentVolume) -> Result<(), String> {
+    pub fn assume_pv(&mut self, pv: core::PersistentVolume) -> Result<(), VolumeError> {
         let name = pv.metadata.name.clone().unwrap_or_default();
         assume(&mut self.pvs, "PersistentVolume", &name, pv)
     }
@@ -320,7 +325,7 @@ impl VolumeIndex {
     ///
     /// # Errors
     /// The claim is unknown, or older than the stored one.
-    pub fn assume_pvc(&mut self, pvc: core::PersistentVolumeClaim) -> Result<(), String> {
+    pub fn assume_pvc(&mut self, pvc: core::PersistentVolumeClaim) -> Result<(), VolumeError> {
         let key = pvc_key(&pvc);
         assume(&mut self.pvcs, "PersistentVolumeClaim", &key, pvc)
     }
@@ -376,7 +381,7 @@ impl VolumeIndex {
         pod_key: String,
         node: &str,
         volumes: &PodVolumes,
-    ) -> Result<AssumedPodVolumes, String> {
+    ) -> Result<AssumedPodVolumes, VolumeError> {
         let mut out = PodVolumes::default();
         for b in &volumes.static_bindings {
             let (new_pv, dirty) = get_bind_volume_to_claim(&b.pv, &b.pvc);
@@ -482,8 +487,8 @@ impl VolumeIndex {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use crate::volume::testutil::*;
     use super::*;
+    use crate::volume::testutil::*;
 
     fn rv(mut pv: core::PersistentVolume, v: &str) -> core::PersistentVolume {
         pv.metadata.resource_version = Some(v.into());
@@ -534,7 +539,8 @@ mod tests {
             .assume_pv(rv(make_pv("pv1", "sc", "1Gi"), "4"))
             .unwrap_err();
         assert!(
-            err.contains("is out of sync (stored: 5, assume: 4)"),
+            err.to_string()
+                .contains("is out of sync (stored: 5, assume: 4)"),
             "{err}"
         );
         // A newer informer update replaces the assumption.

@@ -39,7 +39,7 @@ use crate::volume::binder::{
     ERR_UNBOUND_IMMEDIATE_PVC, NodeRef, find_pod_volumes, get_pod_volumes, pod_has_pvcs,
 };
 use crate::volume::csi::MigrationGates;
-use crate::volume::{PodVolumes, VolumeIndex};
+use crate::volume::{PodVolumes, VolumeError, VolumeIndex};
 
 /// Plugin name.
 pub const NAME: &str = "VolumeBinding";
@@ -68,7 +68,11 @@ struct State {
 }
 
 impl VolumeBinding {
-    fn find(&self, s: &State, node: &NodeInfo) -> Result<(PodVolumes, Vec<&'static str>), String> {
+    fn find(
+        &self,
+        s: &State,
+        node: &NodeInfo,
+    ) -> Result<(PodVolumes, Vec<&'static str>), VolumeError> {
         find_pod_volumes(
             &s.index,
             self.gates,
@@ -93,13 +97,13 @@ impl FilterPlugin for VolumeBinding {
         }
         let index = snapshot.volumes().clone();
         match pod_has_pvcs(&index, pod) {
-            Err(e) => return Status::new(Code::UnschedulableAndUnresolvable, e),
+            Err(e) => return Status::new(Code::UnschedulableAndUnresolvable, e.to_string()),
             Ok(false) => return Status::skip(),
             Ok(true) => {}
         }
         let claims = match get_pod_volumes(&index, pod) {
             Ok(c) => c,
-            Err(e) => return Status::error(e),
+            Err(e) => return Status::error(e.to_string()),
         };
         if !claims.immediate.is_empty() {
             return Status::new(
@@ -123,7 +127,7 @@ impl FilterPlugin for VolumeBinding {
             return Status::error("VolumeBinding: no PreFilter state");
         };
         match self.find(s, node) {
-            Err(e) => Status::error(e),
+            Err(e) => Status::error(e.to_string()),
             Ok((_, reasons)) if reasons.is_empty() => Status::success(),
             Ok((_, reasons)) => Status {
                 code: Code::UnschedulableAndUnresolvable,
@@ -142,7 +146,9 @@ impl FilterPlugin for VolumeBinding {
         let Some(s) = state.read::<State>(NAME) else {
             return Ok(None);
         };
-        let (volumes, _) = self.find(s, node).map_err(Status::error)?;
+        let (volumes, _) = self
+            .find(s, node)
+            .map_err(|e| Status::error(e.to_string()))?;
         Ok(Some(Reservation::Volumes(Arc::new(volumes))))
     }
 }
