@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates};
-use scheduler::profile::{PolicySource, Profile};
+use scheduler::profile::{LoadedProfile, PolicySource, Profile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -220,13 +220,13 @@ fn main() -> ExitCode {
 fn load_profile_or_exit(
     source: PolicySource<'_>,
     gates: &FeatureGates,
-) -> Result<Profile, ExitCode> {
+) -> Result<LoadedProfile, ExitCode> {
     match Profile::load(source, gates) {
-        Ok((profile, warnings)) => {
-            for w in &warnings {
+        Ok(loaded) => {
+            for w in loaded.warnings() {
                 tracing::warn!("{}", escape_control_line(w));
             }
-            Ok(profile)
+            Ok(loaded)
         }
         Err(e) => {
             print_error(e);
@@ -238,8 +238,8 @@ fn load_profile_or_exit(
 fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
     // Decoded, validated and built (plugins, extender URLs and TLS material) as `run` does.
     match load_profile_or_exit(PolicySource::File(file), gates) {
-        Ok(profile) => {
-            let text = format!("{}: valid\n{}\n", file.display(), profile.policy);
+        Ok(l) => {
+            let text = format!("{}: valid\n{}\n", file.display(), l.profile.policy);
             finish_output(
                 io::stdout()
                     .lock()
@@ -251,7 +251,7 @@ fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
 }
 
 fn policy_convert(
-    file: &PathBuf,
+    file: &std::path::Path,
     to: &str,
     scheduler_name: &str,
     gates: &FeatureGates,
@@ -263,15 +263,15 @@ fn policy_convert(
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let loaded = match load_policy_or_exit(Some(file), gates) {
-        Ok(l) => l,
+    // The Policy must build into a profile, as `policy check` requires.
+    // A file always loads a document (`policy` is `None` for the DefaultProvider only).
+    let loaded = match load_profile_or_exit(PolicySource::File(file), gates) {
+        Ok(LoadedProfile {
+            policy: Some(l), ..
+        }) => l,
+        Ok(_) => return ExitCode::FAILURE,
         Err(code) => return code,
     };
-    // The Policy must build into a profile, as `policy check` requires.
-    if let Err(e) = scheduler::Framework::from_policy(&loaded.resolved) {
-        print_error(format_args!("{}: {e}", file.display()));
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
     let source = file.display().to_string();
     let conversion =
         match scheduler::config::convert_policy(&loaded, &source, version, scheduler_name) {
@@ -301,7 +301,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         },
     };
     let profile = match load_profile_or_exit(source, gates) {
-        Ok(p) => p,
+        Ok(l) => l.profile,
         Err(code) => return code,
     };
     let mut cluster = Cluster::default();
