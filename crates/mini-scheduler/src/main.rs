@@ -120,6 +120,11 @@ struct SimulateArgs {
     /// Policy file; defaults to the bundled config/policy-config-file.json.
     #[arg(long = "policy", value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)
+    /// instead of a Policy: each profile schedules the pods whose spec.schedulerName names it
+    /// (pods without one, and the openb pods, go to the first profile).
+    #[arg(long = "config", value_name = "FILE", conflicts_with_all = ["policy", "scheduler_name", "percentage_of_nodes_to_score"])]
+    config: Option<PathBuf>,
     /// Pods whose spec.schedulerName is this (or unset) are scheduled.
     #[arg(long, default_value = "mini-scheduler")]
     scheduler_name: String,
@@ -303,11 +308,50 @@ fn policy_convert(
     )
 }
 
+/// The profiles of `simulate`: the configuration's (`--config`), or one from the Policy.
+fn simulate_profiles(
+    args: &SimulateArgs,
+    gates: &FeatureGates,
+) -> Result<(Vec<sim::SimProfile>, i32), ExitCode> {
+    if let Some(path) = &args.config {
+        let loaded = scheduler::config::load_config_file(path).map_err(|e| {
+            print_error(e);
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        for w in &loaded.warnings {
+            tracing::warn!("{}", escape_control_line(w));
+        }
+        let profiles = loaded
+            .profiles
+            .into_iter()
+            .map(|p| sim::SimProfile {
+                scheduler_name: p.scheduler_name,
+                policy: p.resolved,
+                percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
+            })
+            .collect();
+        return Ok((profiles, loaded.percentage_of_nodes_to_score));
+    }
+    let loaded = load_policy_or_exit(args.policy.as_ref(), gates)?;
+    Ok((
+        vec![sim::SimProfile {
+            scheduler_name: args.scheduler_name.clone(),
+            policy: loaded.resolved,
+            percentage_of_nodes_to_score: None,
+        }],
+        args.percentage_of_nodes_to_score,
+    ))
+}
+
 fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
-    let loaded = match load_policy_or_exit(args.policy.as_ref(), gates) {
-        Ok(l) => l,
+    let (profiles, percentage_of_nodes_to_score) = match simulate_profiles(&args, gates) {
+        Ok(p) => p,
         Err(code) => return code,
     };
+    // openb pods (which carry no schedulerName of their own) are the first profile's.
+    let openb_scheduler = profiles
+        .first()
+        .map_or(args.scheduler_name.clone(), |p| p.scheduler_name.clone());
     let mut cluster = Cluster::default();
     let read = (|| -> Result<(), sim::SimError> {
         if args.cluster.is_empty() && args.openb_nodes.is_none() && args.openb_pods.is_none() {
@@ -324,7 +368,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
             sim::openb::read_nodes(&mut cluster, f)?;
         }
         if let Some(f) = &args.openb_pods {
-            sim::openb::read_pods(&mut cluster, f, &args.scheduler_name)?;
+            sim::openb::read_pods(&mut cluster, f, &openb_scheduler)?;
         }
         Ok(())
     })();
@@ -335,10 +379,10 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
     let cfg = SimulationConfig {
         scheduler_name: args.scheduler_name.clone(),
         seed: args.seed,
-        percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
+        percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let mut run = match Simulation::new(cluster, &loaded.resolved, &cfg) {
+    let mut run = match Simulation::with_profiles(cluster, &profiles, &cfg) {
         Ok(r) => r,
         Err(e) => {
             print_error(e);

@@ -552,17 +552,36 @@ impl PodHeader {
     }
 }
 
+/// One profile of a simulation: pods whose `spec.schedulerName` is `scheduler_name` are
+/// scheduled with `policy`'s plugins.
+#[derive(Debug, Clone)]
+pub struct SimProfile {
+    /// The profile's scheduler name.
+    pub scheduler_name: String,
+    /// Its plugins (a resolved Policy, or a configuration profile).
+    pub policy: ResolvedPolicy,
+    /// Its own `percentageOfNodesToScore` (v1 profiles), else the run's.
+    pub percentage_of_nodes_to_score: Option<i32>,
+}
+
+/// A profile built into its framework.
+struct Profile {
+    scheduler_name: String,
+    fwk: Framework,
+    percentage_of_nodes_to_score: i32,
+}
+
 /// A simulation run, handing out one [`PodOutcome`] at a time (it is an [`Iterator`]): first
 /// the pods decided without scheduling (skipped, malformed), in input order, then each queued
 /// pod as it is scheduled. [`Simulation::summary`] gives the totals once every outcome has been
 /// taken.
 pub struct Simulation {
-    fwk: Framework,
+    profiles: Vec<Profile>,
     snapshot: Snapshot,
     algo: Algorithm,
     explain: bool,
     decided: std::vec::IntoIter<PodOutcome>,
-    queue: std::vec::IntoIter<PodInfo>,
+    queue: std::vec::IntoIter<(usize, PodInfo)>,
     total_pods: usize,
     attempted: usize,
     busy: Duration,
@@ -575,7 +594,8 @@ pub struct Simulation {
 
 impl Simulation {
     /// Builds the cluster state: generated names, defaulted requests, nodes, running pods,
-    /// services, controllers, namespaces and volumes; queues the pending pods.
+    /// services, controllers, namespaces and volumes; queues the pending pods of
+    /// `cfg.scheduler_name` (or without a `schedulerName`), scheduled with `policy`.
     ///
     /// # Errors
     /// [`SimError::Node`] for malformed nodes and node names read twice,
@@ -583,11 +603,46 @@ impl Simulation {
     /// an extender that cannot be set up. Malformed pods do not stop the run: they are reported
     /// `Unschedulable`.
     pub fn new(
-        mut cluster: Cluster,
+        cluster: Cluster,
         policy: &ResolvedPolicy,
         cfg: &SimulationConfig,
     ) -> Result<Self, SimError> {
-        let fwk = Framework::from_policy(policy)?;
+        let profile = SimProfile {
+            scheduler_name: cfg.scheduler_name.clone(),
+            policy: policy.clone(),
+            percentage_of_nodes_to_score: None,
+        };
+        Self::with_profiles(cluster, std::slice::from_ref(&profile), cfg)
+    }
+
+    /// As [`Simulation::new`] with several profiles (a `KubeSchedulerConfiguration`'s): a pod
+    /// is scheduled with the profile named by its `spec.schedulerName`, a pod without one with
+    /// the first profile, and a pod naming no profile is skipped. `cfg.scheduler_name` is not
+    /// used. The extenders are the first profile's (a configuration's extenders are global);
+    /// one tie-breaking RNG and one rotating start index serve every profile, as
+    /// kube-scheduler's one `genericScheduler` does.
+    ///
+    /// # Errors
+    /// As [`Simulation::new`]; [`SimError::Framework`] names the profile.
+    pub fn with_profiles(
+        mut cluster: Cluster,
+        sim_profiles: &[SimProfile],
+        cfg: &SimulationConfig,
+    ) -> Result<Self, SimError> {
+        let mut profiles = Vec::new();
+        for p in sim_profiles {
+            profiles.push(Profile {
+                scheduler_name: p.scheduler_name.clone(),
+                fwk: Framework::from_policy(&p.policy)?,
+                percentage_of_nodes_to_score: p
+                    .percentage_of_nodes_to_score
+                    .unwrap_or(cfg.percentage_of_nodes_to_score),
+            });
+        }
+        let extenders = sim_profiles
+            .first()
+            .map(|p| p.policy.extenders.clone())
+            .unwrap_or_default();
         generate_names(&mut cluster, cfg.seed);
         let mut snapshot = Snapshot::new();
         let mut warnings = std::mem::take(&mut cluster.warnings);
@@ -640,7 +695,7 @@ impl Simulation {
 
         let total_pods = cluster.pods.len() + cluster.malformed_pods.len();
         let mut decided = Vec::new();
-        let mut queue: Vec<(usize, PodInfo)> = Vec::new();
+        let mut queue: Vec<(usize, usize, PodInfo)> = Vec::new();
         let mut seen = HashSet::new();
         let mut malformed = cluster.malformed_pods.into_iter().peekable();
         let mut pods = cluster.pods.into_iter().enumerate().peekable();
@@ -714,39 +769,55 @@ impl Simulation {
                 decided.push(h.outcome(PodStatus::Skipped, None, "pod is being deleted".into()));
                 continue;
             }
-            if !h.scheduler_name.is_empty() && h.scheduler_name != cfg.scheduler_name {
+            let profile = if h.scheduler_name.is_empty() {
+                Some(0)
+            } else {
+                profiles
+                    .iter()
+                    .position(|p| p.scheduler_name == h.scheduler_name)
+            };
+            let Some(profile) = profile.filter(|_| !profiles.is_empty()) else {
+                let names: Vec<String> = profiles
+                    .iter()
+                    .map(|p| format!("{:?}", p.scheduler_name))
+                    .collect();
                 decided.push(h.outcome(
                     PodStatus::Skipped,
                     None,
                     format!(
-                        "schedulerName is {:?}, not {:?}",
-                        h.scheduler_name, cfg.scheduler_name
+                        "schedulerName is {:?}, not {}",
+                        h.scheduler_name,
+                        names.join(" or ")
                     ),
                 ));
                 continue;
-            }
+            };
             let parsed = pod.map_err(|m| m.message).and_then(|mut p| {
                 default_requests_from_limits(&mut p);
                 PodInfo::from_pod(p).map_err(|e| e.to_string())
             });
             match parsed {
-                Ok(pi) => queue.push((i, pi)),
+                Ok(pi) => queue.push((i, profile, pi)),
                 Err(message) => decided.push(h.outcome(PodStatus::Unschedulable, None, message)),
             }
         }
         // PrioritySort: priority desc, creationTimestamp asc, input order (stable sort).
-        queue.sort_by(|(ia, a), (ib, b)| {
+        queue.sort_by(|(ia, _, a), (ib, _, b)| {
             b.priority
                 .cmp(&a.priority)
                 .then(a.creation_timestamp.cmp(&b.creation_timestamp))
                 .then(ia.cmp(ib))
         });
-        let queue: Vec<PodInfo> = queue.into_iter().map(|(_, p)| p).collect();
+        let queue: Vec<(usize, PodInfo)> = queue.into_iter().map(|(_, f, p)| (f, p)).collect();
 
         let pod_width = decided
             .iter()
             .map(|o| o.namespace.len() + o.name.len() + 1)
-            .chain(queue.iter().map(|p| p.namespace.len() + p.name.len() + 1))
+            .chain(
+                queue
+                    .iter()
+                    .map(|(_, p)| p.namespace.len() + p.name.len() + 1),
+            )
             .max()
             .unwrap_or(0)
             .max(3);
@@ -761,13 +832,13 @@ impl Simulation {
         let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
         // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
         // extender's bind verb is not called.
-        algo.set_extenders(crate::extender::build_extenders(&policy.extenders)?);
+        algo.set_extenders(crate::extender::build_extenders(&extenders)?);
         let by_status = ["Scheduled", "Unschedulable", "Error", "Skipped"]
             .into_iter()
             .map(|s| (s.to_string(), 0))
             .collect();
         Ok(Simulation {
-            fwk,
+            profiles,
             snapshot,
             algo,
             explain: cfg.explain,
@@ -829,7 +900,7 @@ impl Simulation {
     }
 
     /// Schedules one queued pod: the scheduling cycle, then Reserve and the assumption.
-    fn schedule(&mut self, pod: PodInfo) -> PodOutcome {
+    fn schedule(&mut self, profile: usize, pod: PodInfo) -> PodOutcome {
         let outcome = |pod: PodInfo, status, message| PodOutcome {
             namespace: pod.namespace,
             name: pod.name,
@@ -840,9 +911,11 @@ impl Simulation {
             diagnosis: None,
             scores: None,
         };
+        let profile = &self.profiles[profile];
+        self.algo.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score;
         match self
             .algo
-            .schedule(&self.fwk, &self.snapshot, &pod, self.explain)
+            .schedule(&profile.fwk, &self.snapshot, &pod, self.explain)
         {
             Ok(r) => {
                 let mut assumed = pod.clone();
@@ -927,9 +1000,9 @@ impl Iterator for Simulation {
         let outcome = match self.decided.next() {
             Some(o) => o,
             None => {
-                let pod = self.queue.next()?;
+                let (profile, pod) = self.queue.next()?;
                 let started = Instant::now();
-                let o = self.schedule(pod);
+                let o = self.schedule(profile, pod);
                 self.busy += started.elapsed();
                 o
             }
