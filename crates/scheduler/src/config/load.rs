@@ -1214,10 +1214,7 @@ impl Validator<'_, '_> {
         }
 
         // Arguments.
-        let args = self.plugin_args(p, &pp);
-        let Some(mut args) = args else {
-            return None;
-        };
+        let mut args = self.plugin_args(p, &pp)?;
 
         // Scores.
         let mut resolved_scores = Vec::new();
