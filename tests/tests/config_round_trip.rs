@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use scheduler::config::{ConfigVersion, REMOVED_PLUGINS, convert_policy, parse_config};
 use scheduler::policy::{self, FeatureGates, LoadedPolicy, ResolvedPolicy, ResourceSpec};
+use scheduler::profile::Profile;
 use scheduler::sim::{self, Cluster, PodOutcome, SimProfile, Simulation, SimulationConfig};
 
 fn root() -> PathBuf {
@@ -144,7 +145,7 @@ fn comparable(p: &PodOutcome) -> Comparable {
     )
 }
 
-fn run(cluster: Cluster, profiles: &[SimProfile], explain: bool) -> Vec<Comparable> {
+fn run(cluster: Cluster, profiles: Vec<SimProfile>, explain: bool) -> Vec<Comparable> {
     let cfg = SimulationConfig {
         scheduler_name: "mini-scheduler".into(),
         seed: 7,
@@ -157,12 +158,12 @@ fn run(cluster: Cluster, profiles: &[SimProfile], explain: bool) -> Vec<Comparab
         .collect()
 }
 
-fn profile(policy: ResolvedPolicy, pct: Option<i32>) -> SimProfile {
-    SimProfile {
+fn profile(policy: ResolvedPolicy, pct: Option<i32>) -> Vec<SimProfile> {
+    vec![SimProfile {
         scheduler_name: "mini-scheduler".into(),
-        policy,
+        profile: Profile::from_resolved(policy, "test").unwrap(),
         percentage_of_nodes_to_score: pct,
-    }
+    }]
 }
 
 /// Score values are compared in plugin order without names: the Policy path orders a node's
@@ -258,10 +259,10 @@ fn every_corpus_policy_schedules_the_same_through_its_configuration() {
                 }
             }
             // Behaviour on the demo cluster, with every diagnosis and score.
-            let via_policy = run(demo_cluster(), &[profile(want.clone(), None)], true);
+            let via_policy = run(demo_cluster(), profile(want.clone(), None), true);
             let via_config = run(
                 demo_cluster(),
-                &[profile(p.resolved.clone(), p.percentage_of_nodes_to_score)],
+                profile(p.resolved.clone(), p.percentage_of_nodes_to_score),
                 true,
             );
             assert_eq!(
@@ -271,12 +272,8 @@ fn every_corpus_policy_schedules_the_same_through_its_configuration() {
             );
             if conv.warnings.is_empty() {
                 // Nothing left out: the reference is the Policy itself.
-                let original = run(
-                    demo_cluster(),
-                    &[profile(loaded.resolved.clone(), None)],
-                    true,
-                );
-                let again = run(demo_cluster(), &[profile(p.resolved.clone(), None)], true);
+                let original = run(demo_cluster(), profile(loaded.resolved.clone(), None), true);
+                let again = run(demo_cluster(), profile(p.resolved.clone(), None), true);
                 assert_eq!(
                     normalize(again),
                     normalize(original),
@@ -289,10 +286,10 @@ fn every_corpus_policy_schedules_the_same_through_its_configuration() {
             convert_policy(&loaded, &name, ConfigVersion::V1beta2, "mini-scheduler").unwrap();
         let config = parse_config(&name, &conv.to_yaml()).unwrap();
         let want = expected(&loaded, ConfigVersion::V1beta2, &conv.warnings);
-        let via_policy = run(openb_cluster(), &[profile(want, None)], false);
+        let via_policy = run(openb_cluster(), profile(want, None), false);
         let via_config = run(
             openb_cluster(),
-            &[profile(config.profiles[0].resolved.clone(), None)],
+            profile(config.profiles[0].resolved.clone(), None),
             false,
         );
         assert_eq!(via_config, via_policy, "{name} openb");
@@ -343,11 +340,11 @@ profiles:
         .iter()
         .map(|p| SimProfile {
             scheduler_name: p.scheduler_name.clone(),
-            policy: p.resolved.clone(),
+            profile: Profile::from_resolved(p.resolved.clone(), "two.yaml").unwrap(),
             percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
         })
         .collect();
-    let out = run(demo_cluster(), &profiles, true);
+    let out = run(demo_cluster(), profiles, true);
     // The demo cluster's default-scheduler pod is scheduled by the second profile now.
     let other = out
         .iter()

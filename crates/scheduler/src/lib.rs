@@ -14,6 +14,7 @@ pub mod framework;
 pub mod labels;
 pub mod nesting;
 pub mod policy;
+pub mod profile;
 pub mod quantity;
 pub mod queue;
 pub mod schedule_one;
@@ -22,5 +23,6 @@ pub mod snapshot;
 pub mod volume;
 
 pub use framework::{Framework, NodeInfo, PodInfo, Status};
+pub use profile::{Profile, ProfileError};
 pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};
 pub use snapshot::Snapshot;
