@@ -7,13 +7,13 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 use kube::{Resource, ResourceExt};
 
-use super::Kind;
+use super::watch::Kind;
 use crate::cache::Cache;
 use crate::queue::ClusterEvent;
 
 /// A kind mirrored into the cache.
 pub(super) trait Mirrored: Resource + Sized {
-    /// The watch's name in the relist bookkeeping (one of `KINDS`).
+    /// The watch's kind in the relist bookkeeping.
     const KIND: Kind;
     /// The namespace of an object that names none (cluster-scoped kinds ignore namespaces).
     const DEFAULT_NAMESPACE: &'static str = "";
@@ -39,7 +39,7 @@ fn added_or_updated(existed: bool, add: ClusterEvent, update: ClusterEvent) -> C
 }
 
 impl Mirrored for core::Service {
-    const KIND: Kind = "services";
+    const KIND: Kind = Kind::Services;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         cache.upsert_service(&o);
         None
@@ -50,7 +50,7 @@ impl Mirrored for core::Service {
 }
 
 impl Mirrored for core::ReplicationController {
-    const KIND: Kind = "replicationcontrollers";
+    const KIND: Kind = Kind::ReplicationControllers;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         cache.upsert_replication_controller(&o);
         None
@@ -61,7 +61,7 @@ impl Mirrored for core::ReplicationController {
 }
 
 impl Mirrored for apps::ReplicaSet {
-    const KIND: Kind = "replicasets";
+    const KIND: Kind = Kind::ReplicaSets;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         cache.upsert_replica_set(&o);
         None
@@ -72,7 +72,7 @@ impl Mirrored for apps::ReplicaSet {
 }
 
 impl Mirrored for apps::StatefulSet {
-    const KIND: Kind = "statefulsets";
+    const KIND: Kind = Kind::StatefulSets;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         cache.upsert_stateful_set(&o);
         None
@@ -83,7 +83,7 @@ impl Mirrored for apps::StatefulSet {
 }
 
 impl Mirrored for core::Namespace {
-    const KIND: Kind = "namespaces";
+    const KIND: Kind = Kind::Namespaces;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         cache.upsert_namespace(&o);
         None
@@ -94,7 +94,7 @@ impl Mirrored for core::Namespace {
 }
 
 impl Mirrored for core::PersistentVolume {
-    const KIND: Kind = "persistentvolumes";
+    const KIND: Kind = Kind::PersistentVolumes;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         let existed = cache.snapshot().volumes().pv(&o.name_any()).is_some();
         cache.volumes_mut().upsert_pv(o);
@@ -110,7 +110,7 @@ impl Mirrored for core::PersistentVolume {
 }
 
 impl Mirrored for core::PersistentVolumeClaim {
-    const KIND: Kind = "persistentvolumeclaims";
+    const KIND: Kind = Kind::PersistentVolumeClaims;
     const DEFAULT_NAMESPACE: &'static str = "default";
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         let ns = o.namespace_or_default();
@@ -128,7 +128,7 @@ impl Mirrored for core::PersistentVolumeClaim {
 }
 
 impl Mirrored for storage::StorageClass {
-    const KIND: Kind = "storageclasses";
+    const KIND: Kind = Kind::StorageClasses;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         let existed = cache
             .snapshot()
@@ -148,7 +148,7 @@ impl Mirrored for storage::StorageClass {
 }
 
 impl Mirrored for storage::CSINode {
-    const KIND: Kind = "csinodes";
+    const KIND: Kind = Kind::CsiNodes;
     fn upsert(cache: &mut Cache, o: Self) -> Option<ClusterEvent> {
         let existed = cache.snapshot().volumes().csi_node(&o.name_any()).is_some();
         cache.volumes_mut().upsert_csi_node(o);

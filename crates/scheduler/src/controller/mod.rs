@@ -45,50 +45,42 @@ pub mod reload;
 pub mod replica;
 pub mod volume_binding;
 
+mod binder;
+mod handlers;
 mod mirror;
+mod report;
+mod watch;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use election::{LeaderWatch, LeadershipGuard};
-use futures::{FutureExt, Stream, StreamExt};
-use k8s_openapi::api::apps::v1 as apps;
-use k8s_openapi::api::core::v1 as core;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event as WatchEvent};
-use kube::{Client, Resource, ResourceExt};
+use futures::FutureExt;
+use kube::Client;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tracing::{debug, error, info, warn};
 
+pub use binder::{ANNOTATION_LEASE_TRANSITIONS, ANNOTATION_LEASE_UID, ANNOTATION_SCHEDULED_BY};
 pub use metrics::SchedulerMetrics;
 pub use ratelimit::{ApiClients, RateLimitLayer, RateLimiter};
+pub use report::REASON_SCHEDULER_ERROR;
 
-use self::mirror::Mirrored;
+use self::binder::{ApiBinder, Attempt, BindOutcome, BindResult, Binder, ExtenderBinder};
+use self::handlers::EventHandlers;
+use self::report::{REASON_UNSCHEDULABLE, Reporter, record_scheduled};
+use self::watch::Msg;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
-use crate::extender::{Extender, ExtenderBindingArgs};
-use crate::framework::ANNOTATION_GPU_INDEXES;
 use crate::framework::PodInfo;
 use crate::profile::Profile;
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
 
-/// Binding annotation: the identity of the replica that bound the pod.
-pub const ANNOTATION_SCHEDULED_BY: &str = "mini-scheduler.io/scheduled-by";
-/// Binding annotation: the UID of the Lease under which the pod was bound.
-pub const ANNOTATION_LEASE_UID: &str = "mini-scheduler.io/lease-uid";
-/// Binding annotation: the Lease's `leaseTransitions` when this replica acquired it (the term).
-pub const ANNOTATION_LEASE_TRANSITIONS: &str = "mini-scheduler.io/lease-transitions";
 /// The single profile's name in metric labels.
 pub const PROFILE: &str = "mini-scheduler";
-/// `PodScheduled` condition reason after a failed binding (`SchedulerError`, v1.22
-/// `scheduler.go`).
-pub const REASON_SCHEDULER_ERROR: &str = "SchedulerError";
 
 /// Settings of [`run`].
 #[derive(Clone)]
@@ -128,29 +120,6 @@ pub struct Status {
     pub caches_synced: Arc<AtomicBool>,
 }
 
-type Kind = &'static str;
-
-enum Msg {
-    Node(WatchEvent<core::Node>),
-    AssignedPod(WatchEvent<core::Pod>),
-    PendingPod(WatchEvent<core::Pod>),
-    Service(WatchEvent<core::Service>),
-    Rc(WatchEvent<core::ReplicationController>),
-    Rs(WatchEvent<apps::ReplicaSet>),
-    Ss(WatchEvent<apps::StatefulSet>),
-    Namespace(WatchEvent<core::Namespace>),
-    Pv(Box<WatchEvent<core::PersistentVolume>>),
-    Pvc(WatchEvent<core::PersistentVolumeClaim>),
-    StorageClass(WatchEvent<k8s_openapi::api::storage::v1::StorageClass>),
-    CsiNode(WatchEvent<k8s_openapi::api::storage::v1::CSINode>),
-    Bound {
-        pod: Arc<PodInfo>,
-        node: String,
-        result: BindResult,
-        attempt: Attempt,
-    },
-}
-
 /// What the binding cycle of one assumed pod needs.
 struct BindJob {
     pod: Arc<PodInfo>,
@@ -159,216 +128,36 @@ struct BindJob {
     gpu: Option<Vec<u32>>,
     /// VolumeBinding's PreBind work, if the pod has volumes to bind.
     volumes: Option<volume_binding::VolumeBindJob>,
-    /// The extender that binds this pod instead of a `pods/binding` write.
-    binder: Option<Arc<dyn Extender>>,
+    /// Who binds it: the API (DefaultBinder) or the extender that manages it.
+    binder: Arc<dyn Binder>,
     attempt: Attempt,
-}
-
-/// The scheduling attempt a binding belongs to: the queue's scheduling cycle when the pod was
-/// popped (v1.22 `podSchedulingCycle`) and its attempt count, so that a pod requeued after a
-/// failed binding is judged against move requests since *its* cycle, not a later one.
-#[derive(Debug, Clone, Copy)]
-struct Attempt {
-    cycle: i64,
-    attempts: u32,
-}
-
-#[derive(Debug)]
-enum BindResult {
-    Bound,
-    AlreadyAssigned(String),
-    NotLeading(String),
-    Failed(String),
-    /// PreBind (VolumeBinding) failed: the FailedScheduling message.
-    PreBindFailed(String),
-}
-
-const KINDS: [Kind; 12] = [
-    "nodes",
-    "assigned-pods",
-    "pending-pods",
-    "services",
-    "replicationcontrollers",
-    "replicasets",
-    "statefulsets",
-    "namespaces",
-    "persistentvolumes",
-    "persistentvolumeclaims",
-    "storageclasses",
-    "csinodes",
-];
-
-fn spawn_watch<K, F>(
-    tasks: &mut JoinSet<()>,
-    api: Api<K>,
-    config: watcher::Config,
-    tx: mpsc::Sender<Msg>,
-    kind: Kind,
-    wrap: F,
-) where
-    K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
-    K::DynamicType: Default,
-    F: Fn(WatchEvent<K>) -> Msg + Send + 'static,
-{
-    tasks.spawn(async move {
-        let stream = watcher(api, config).default_backoff();
-        forward(stream, tx, kind, wrap).await;
-    });
-}
-
-/// [`spawn_watch`] for a [`Mirrored`] kind: every object, under the kind's tracking name.
-fn spawn_mirror_watch<K, F>(
-    tasks: &mut JoinSet<()>,
-    reads: &kube::Client,
-    tx: &mpsc::Sender<Msg>,
-    wrap: F,
-) where
-    K: Mirrored + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
-    K::DynamicType: Default,
-    F: Fn(WatchEvent<K>) -> Msg + Send + 'static,
-{
-    let api = Api::<K>::all(reads.clone());
-    spawn_watch(
-        tasks,
-        api,
-        watcher::Config::default(),
-        tx.clone(),
-        K::KIND,
-        wrap,
-    );
-}
-
-fn watcher<K>(
-    api: Api<K>,
-    config: watcher::Config,
-) -> impl Stream<Item = watcher::Result<WatchEvent<K>>>
-where
-    K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
-    K::DynamicType: Default,
-{
-    watcher::watcher(api, config)
-}
-
-async fn forward<K, S, F>(stream: S, tx: mpsc::Sender<Msg>, kind: Kind, wrap: F)
-where
-    S: Stream<Item = watcher::Result<WatchEvent<K>>>,
-    F: Fn(WatchEvent<K>) -> Msg,
-{
-    let mut stream = std::pin::pin!(stream);
-    while let Some(ev) = stream.next().await {
-        match ev {
-            Ok(ev) => {
-                if tx.send(wrap(ev)).await.is_err() {
-                    return;
-                }
-            }
-            Err(e) => warn!(watch = kind, error = %e, "Watch failed; retrying with backoff"),
-        }
-    }
-}
-
-/// Relist bookkeeping for one watch: keys present, and the keys seen since the last `Init`.
-#[derive(Default)]
-struct Tracked {
-    known: HashSet<String>,
-    relisting: Option<HashSet<String>>,
-    synced: bool,
-}
-
-impl Tracked {
-    /// Feed one event; returns the keys to treat as deleted (present before a relist, absent
-    /// from it) when the event is `InitDone`.
-    fn observe<K: Resource>(&mut self, ev: &WatchEvent<K>) -> Vec<String> {
-        match ev {
-            WatchEvent::Init => {
-                self.relisting = Some(HashSet::new());
-                Vec::new()
-            }
-            WatchEvent::InitApply(o) => {
-                let k = key_of(o);
-                if let Some(r) = &mut self.relisting {
-                    r.insert(k.clone());
-                }
-                self.known.insert(k);
-                Vec::new()
-            }
-            WatchEvent::Apply(o) => {
-                self.known.insert(key_of(o));
-                Vec::new()
-            }
-            WatchEvent::Delete(o) => {
-                self.known.remove(&key_of(o));
-                Vec::new()
-            }
-            WatchEvent::InitDone => {
-                self.synced = true;
-                let seen = self.relisting.take().unwrap_or_default();
-                let gone: Vec<String> = self.known.difference(&seen).cloned().collect();
-                for g in &gone {
-                    self.known.remove(g);
-                }
-                gone
-            }
-        }
-    }
-}
-
-fn key_of<K: Resource>(o: &K) -> String {
-    let meta = o.meta();
-    match &meta.namespace {
-        Some(ns) => format!("{ns}/{}", meta.name.clone().unwrap_or_default()),
-        None => meta.name.clone().unwrap_or_default(),
-    }
-}
-
-fn split_key(key: &str) -> (&str, &str) {
-    key.split_once('/').unwrap_or(("", key))
 }
 
 fn now() -> std::time::Instant {
     tokio::time::Instant::now().into_std()
 }
 
-/// A pending pod whose spec could not be read.
-struct Malformed {
-    pod: Arc<core::Pod>,
-    message: String,
-    reported: bool,
-}
-
 /// The state owned by the scheduling task.
 struct Scheduler {
     cfg: RunConfig,
-    client: Client,
-    recorder: events::EventRecorder,
     algo: Algorithm,
-    cache: Cache,
-    queue: PriorityQueue,
+    /// The cache, the queue and the pods between them, fed by the watches.
+    h: EventHandlers,
     metrics: SchedulerMetrics,
-    tracked: HashMap<Kind, Tracked>,
-    assigned: HashMap<String, Arc<PodInfo>>,
-    pending: HashMap<String, Arc<PodInfo>>,
-    /// Pending pods whose spec could not be read, by key.
-    malformed: HashMap<String, Malformed>,
+    /// FailedScheduling events and `PodScheduled` conditions.
+    report: Reporter,
     /// This replica leads (set by the loop); only then are failures reported.
     leading: bool,
     binds: JoinSet<()>,
     bind_slots: Arc<Semaphore>,
     tx: mpsc::Sender<Msg>,
     status: Status,
-    leader: LeaderWatch,
-    /// The scheduling client's bucket (bindings, status patches, PreBind's writes).
-    limiter: Arc<RateLimiter>,
-    /// The event client's own bucket (kube-scheduler's `eventClient`): events never take a
-    /// binding's token.
-    event_limiter: Arc<RateLimiter>,
+    /// DefaultBinder: the `pods/binding` write.
+    api_binder: Arc<ApiBinder>,
     /// The rate-limited client for GETs (PreBind's polling); watches have their own clones.
     read_client: Client,
     /// UID of each pod we assumed, by key, while its binding is in flight.
     assumed_uid: HashMap<String, String>,
-    /// The newest pending-watch version of a pod seen while it was assumed (requeued if the
-    /// binding fails).
-    latest_pending: HashMap<String, Arc<PodInfo>>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -394,49 +183,7 @@ pub async fn run(
         event_limiter,
     } = clients;
     let (tx, mut rx) = mpsc::channel::<Msg>(4096);
-    let mut watches = JoinSet::new();
-    let pods_pending = watcher::Config::default().fields(&format!(
-        "spec.schedulerName={},spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed",
-        cfg.scheduler_name
-    ));
-    let pods_assigned = watcher::Config::default()
-        .fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
-    spawn_watch(
-        &mut watches,
-        Api::<core::Node>::all(reads.clone()),
-        watcher::Config::default(),
-        tx.clone(),
-        "nodes",
-        Msg::Node,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::Pod>::all(reads.clone()),
-        pods_assigned,
-        tx.clone(),
-        "assigned-pods",
-        Msg::AssignedPod,
-    );
-    spawn_watch(
-        &mut watches,
-        Api::<core::Pod>::all(reads.clone()),
-        pods_pending,
-        tx.clone(),
-        "pending-pods",
-        Msg::PendingPod,
-    );
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Service);
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Rc);
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Rs);
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Ss);
-    // Namespace labels for pod affinity `namespaceSelector` (v1.22 InterPodAffinity lists
-    // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Namespace);
-    spawn_mirror_watch(&mut watches, &reads, &tx, |e| Msg::Pv(Box::new(e)));
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::Pvc);
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::StorageClass);
-    spawn_mirror_watch(&mut watches, &reads, &tx, Msg::CsiNode);
-
+    let mut watches = watch::spawn_watches(&reads, &cfg.scheduler_name, &tx);
     let recorder = events::EventRecorder::new(
         event_client,
         cfg.scheduler_name.clone(),
@@ -447,26 +194,30 @@ pub async fn run(
     let mut s = Scheduler {
         algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
+        api_binder: Arc::new(ApiBinder {
+            client: client.clone(),
+            limiter: limiter.clone(),
+            identity: cfg.identity.clone(),
+        }),
         cfg,
-        client,
-        recorder,
-        cache: Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)),
-        queue: PriorityQueue::new(QueueConfig::default()),
+        h: EventHandlers::new(
+            Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)),
+            PriorityQueue::new(QueueConfig::default()),
+        ),
         metrics,
-        tracked: KINDS.iter().map(|k| (*k, Tracked::default())).collect(),
-        assigned: HashMap::new(),
-        pending: HashMap::new(),
-        malformed: HashMap::new(),
+        report: Reporter {
+            client,
+            limiter,
+            recorder,
+            event_limiter,
+            leader: leader.clone(),
+        },
         leading: false,
         binds: JoinSet::new(),
         tx,
         status,
-        leader: leader.clone(),
-        limiter,
-        event_limiter,
         read_client: reads,
         assumed_uid: HashMap::new(),
-        latest_pending: HashMap::new(),
     };
 
     let mut state = leader.state();
@@ -512,7 +263,7 @@ pub async fn run(
         if current.is_some()
             && synced
             && let Some(guard) = leader.leadership()
-            && let Some(qp) = s.queue.pop()
+            && let Some(qp) = s.h.queue.pop()
         {
             s.schedule_one(qp, guard);
             // Yield so watches and bindings make progress between cycles, and honour a
@@ -531,12 +282,12 @@ pub async fn run(
             }
             _ = tick.tick() => {
                 let t = now();
-                s.queue.flush_backoff(t);
+                s.h.queue.flush_backoff(t);
                 if t.duration_since(last_unschedulable_flush) >= crate::queue::UNSCHEDULABLE_Q_FLUSH_PERIOD {
-                    s.queue.flush_unschedulable(t);
+                    s.h.queue.flush_unschedulable(t);
                     last_unschedulable_flush = t;
                 }
-                for key in s.cache.cleanup_expired(t) {
+                for key in s.h.cache.cleanup_expired(t) {
                     warn!(pod = %key, "Assumed pod expired without being seen bound");
                 }
                 // Event series: final counts every 6 min, open series rewritten every 30.
@@ -546,7 +297,7 @@ pub async fn run(
                         last_series_refresh = t;
                     }
                     last_series_finish = t;
-                    s.event_housekeeping(refresh);
+                    s.report.housekeeping(refresh);
                 }
             }
             open = policy_changed(&mut policy_updates), if policy_updates.is_some() => {
@@ -582,7 +333,7 @@ pub async fn run(
                 tokio::select! {
                     j = s.binds.join_next() => if j.is_none() { break },
                     // Keep draining results so no binding task blocks on a full channel.
-                    m = rx.recv() => if let Some(m @ Msg::Bound { .. }) = m { s.handle(m) },
+                    m = rx.recv() => if let Some(m @ Msg::Bound(_)) = m { s.handle(m) },
                     _ = &mut grace => {
                         warn!("In-flight bindings did not finish within the grace period");
                         s.binds.abort_all();
@@ -620,7 +371,8 @@ impl Scheduler {
         self.cfg.profile = u.profile.clone();
         self.algo.set_extenders(u.profile.extenders.clone());
         let moved =
-            self.queue
+            self.h
+                .queue
                 .move_all_to_active_or_backoff(ClusterEvent::PolicyChange, now(), None);
         info!(
             file = %u.source.display(),
@@ -630,16 +382,37 @@ impl Scheduler {
         );
     }
 
+    /// Every watch has listed once; recorded for `/readyz` on every replica.
     fn synced(&self) -> bool {
-        let all = self.tracked.values().all(|t| t.synced);
+        let all = self.h.synced();
         if all {
             self.status.caches_synced.store(true, Ordering::Relaxed);
         }
         all
     }
 
+    /// A message: a watch event for the handlers (then the malformed pods they found, reported
+    /// if this replica leads), or the end of a binding cycle.
+    fn handle(&mut self, m: Msg) {
+        match m {
+            Msg::Watch(w) => {
+                self.h.handle(w, now());
+                self.report_malformed();
+            }
+            Msg::Bound(b) => {
+                let BindOutcome {
+                    pod,
+                    node,
+                    result,
+                    attempt,
+                } = b;
+                self.bound(pod, node, result, attempt);
+            }
+        }
+    }
+
     fn publish_queue_metrics(&self) {
-        let p = self.queue.pending_pods();
+        let p = self.h.queue.pending_pods();
         let g = &self.metrics.pending_pods;
         g.with_label_values(&["active"]).set(p.active as i64);
         g.with_label_values(&["backoff"]).set(p.backoff as i64);
@@ -647,239 +420,16 @@ impl Scheduler {
             .set(p.unschedulable as i64);
     }
 
-    fn handle(&mut self, m: Msg) {
-        match m {
-            Msg::Node(ev) => {
-                for gone in self.track("nodes", &ev) {
-                    let _ = self.cache.remove_node(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
-                        let name = n.name_any();
-                        match crate::framework::NodeInfo::from_node(n) {
-                            Ok(ni) => {
-                                let old = self.cache.snapshot().node(&name);
-                                let existed = old.is_some();
-                                // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only
-                                // changes that can make a pod fit move unschedulable pods.
-                                let changed = old.is_none_or(|o| {
-                                    o.allocatable != ni.allocatable
-                                        || o.labels != ni.labels
-                                        || o.taints != ni.taints
-                                        || o.unschedulable != ni.unschedulable
-                                });
-                                if existed {
-                                    self.cache.update_node(ni);
-                                } else {
-                                    self.cache.add_node(ni);
-                                }
-                                if !changed {
-                                    return;
-                                }
-                                let event = if existed {
-                                    ClusterEvent::NodeUpdate
-                                } else {
-                                    ClusterEvent::NodeAdd
-                                };
-                                self.queue.move_all_to_active_or_backoff(event, now(), None);
-                            }
-                            Err(e) => {
-                                warn!(node = %name, error = %e, "Ignoring node with a malformed status")
-                            }
-                        }
-                    }
-                    WatchEvent::Delete(n) => {
-                        let _ = self.cache.remove_node(&n.name_any());
-                    }
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
-            }
-            Msg::AssignedPod(ev) => {
-                for gone in self.track("assigned-pods", &ev) {
-                    self.remove_assigned(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
-                        let key = key_of(&p);
-                        match PodInfo::from_pod(p) {
-                            Ok(pi) => {
-                                let pi = Arc::new(pi);
-                                // Bound by someone else (or by us): no longer pending.
-                                if let Some(old) = self.pending.remove(&key) {
-                                    self.queue.delete(&old);
-                                }
-                                if let Err(e) = self.cache.add_pod(pi.clone()) {
-                                    debug!(pod = %key, error = %e, "Cache refused assigned pod");
-                                }
-                                let event = if self.assigned.contains_key(&key) {
-                                    ClusterEvent::AssignedPodUpdate
-                                } else {
-                                    ClusterEvent::AssignedPodAdd
-                                };
-                                self.assigned_pod_event(&pi, event);
-                                self.assigned.insert(key, pi);
-                            }
-                            Err(e) => {
-                                warn!(pod = %key, error = %e, "Assigned pod with a malformed spec is not counted")
-                            }
-                        }
-                    }
-                    WatchEvent::Delete(p) => self.remove_assigned(&key_of(&p)),
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
-            }
-            Msg::PendingPod(ev) => {
-                for gone in self.track("pending-pods", &ev) {
-                    self.remove_pending(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => self.upsert_pending(p),
-                    WatchEvent::Delete(p) => self.remove_pending(&key_of(&p)),
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
-            }
-            Msg::Service(ev) => self.mirror(ev),
-            Msg::Rc(ev) => self.mirror(ev),
-            Msg::Rs(ev) => self.mirror(ev),
-            Msg::Ss(ev) => self.mirror(ev),
-            Msg::Namespace(ev) => self.mirror(ev),
-            Msg::Pv(ev) => self.mirror(*ev),
-            Msg::Pvc(ev) => self.mirror(ev),
-            Msg::StorageClass(ev) => self.mirror(ev),
-            Msg::CsiNode(ev) => self.mirror(ev),
-            Msg::Bound {
-                pod,
-                node,
-                result,
-                attempt,
-            } => self.bound(pod, node, result, attempt),
-        }
-    }
-
-    /// `AssignedPodAdded` / `AssignedPodUpdated` (v1.22 scheduling queue): an assigned pod may
-    /// satisfy the required pod affinity of unschedulable pods; move those whose terms match it.
-    fn assigned_pod_event(&mut self, pod: &PodInfo, event: ClusterEvent) {
-        let ns_labels = self
-            .cache
-            .snapshot()
-            .namespace_labels(&pod.namespace)
-            .cloned();
-        let matches = |p: &PodInfo| {
-            p.pod_affinity
-                .required_affinity
-                .iter()
-                .any(|t| t.matches(&pod.namespace, &pod.labels, ns_labels.as_ref()))
-        };
-        self.queue
-            .move_all_to_active_or_backoff(event, now(), Some(&matches));
-    }
-
-    /// A watch event of a kind the cache mirrors as it is: relist deletions, add/update (and the
-    /// queue move it may trigger), delete.
-    fn mirror<K: Mirrored>(&mut self, ev: WatchEvent<K>) {
-        for gone in self.track(K::KIND, &ev) {
-            let (ns, name) = split_key(&gone);
-            K::remove(&mut self.cache, ns, name);
-        }
-        match ev {
-            WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
-                if let Some(event) = K::upsert(&mut self.cache, o) {
-                    self.queue.move_all_to_active_or_backoff(event, now(), None);
-                }
-            }
-            WatchEvent::Delete(o) => {
-                K::remove(&mut self.cache, &o.namespace_or_default(), &o.name_any());
-            }
-            WatchEvent::Init | WatchEvent::InitDone => {}
-        }
-    }
-
-    fn track<K: Resource>(&mut self, kind: Kind, ev: &WatchEvent<K>) -> Vec<String> {
-        self.tracked.entry(kind).or_default().observe(ev)
-    }
-
-    fn remove_assigned(&mut self, key: &str) {
-        if let Some(pi) = self.assigned.remove(key) {
-            let _ = self.cache.remove_pod(&pi);
-            self.queue
-                .move_all_to_active_or_backoff(ClusterEvent::AssignedPodDelete, now(), None);
-        }
-    }
-
-    fn remove_pending(&mut self, key: &str) {
-        self.malformed.remove(key);
-        self.latest_pending.remove(key);
-        if let Some(pi) = self.pending.remove(key) {
-            self.queue.delete(&pi);
-        }
-    }
-
-    fn upsert_pending(&mut self, p: core::Pod) {
-        let key = key_of(&p);
-        if p.metadata.deletion_timestamp.is_some() {
-            self.remove_pending(&key);
-            return;
-        }
-        match PodInfo::from_pod(p.clone()) {
-            Ok(pi) => {
-                self.malformed.remove(&key);
-                if self.cache.is_assumed(&key) {
-                    // Being bound by us; the assigned watch will confirm it. Keep the newest
-                    // version (possibly a new incarnation with another UID) in case the binding
-                    // fails.
-                    self.latest_pending.insert(key, Arc::new(pi));
-                    return;
-                }
-                let pi = Arc::new(pi);
-                let old = self.pending.insert(key, pi.clone());
-                if old.is_some() {
-                    self.queue.update(old.as_deref(), pi, now());
-                } else {
-                    self.queue.add(pi, now());
-                }
-            }
-            Err(e) => {
-                // A malformed pod cannot be scheduled until it is fixed: tell its owner once
-                // per distinct problem, as FailedScheduling, and carry on. (Our own status patch
-                // bumps its resourceVersion without changing the problem: no second report.)
-                if let Some(old) = self.pending.remove(&key) {
-                    self.queue.delete(&old);
-                }
-                let message = e.to_string();
-                if self.malformed.get(&key).map(|m| &m.message) != Some(&message) {
-                    warn!(pod = %key, error = %e, "Pod cannot be scheduled: malformed spec");
-                    self.malformed.insert(
-                        key,
-                        Malformed {
-                            pod: Arc::new(p),
-                            message,
-                            reported: false,
-                        },
-                    );
-                    self.report_malformed();
-                }
-            }
-        }
-    }
-
-    /// FailedScheduling for each malformed pod version not yet reported, if this replica leads
-    /// (followers only remember them, so that a new leader reports what its predecessor may not
-    /// have).
     fn report_malformed(&mut self) {
         if !self.leading {
             return;
         }
-        let mut reports = Vec::new();
-        for m in self.malformed.values_mut().filter(|m| !m.reported) {
-            m.reported = true;
-            reports.push((m.pod.clone(), m.message.clone()));
-        }
-        for (pod, message) in reports {
+        for (pod, message) in self.h.unreported_malformed() {
             self.metrics
                 .schedule_attempts
                 .with_label_values(&["error", PROFILE])
                 .inc();
-            self.report_failure(pod, message);
+            self.report.failure(pod, message, REASON_UNSCHEDULABLE);
         }
     }
 
@@ -887,23 +437,24 @@ impl Scheduler {
         // v1.22 scheduleOne: podSchedulingCycle := SchedulingQueue.SchedulingCycle(), right
         // after Pop; a failure in the binding cycle is judged against this cycle.
         let attempt = Attempt {
-            cycle: self.queue.scheduling_cycle(),
+            cycle: self.h.queue.scheduling_cycle(),
             attempts: qp.attempts,
         };
         let pod = qp.pod.clone();
         let key = pod.key();
-        if !self.pending.contains_key(&key) || self.cache.is_assumed(&key) {
+        if !self.h.pending.contains_key(&key) || self.h.cache.is_assumed(&key) {
             return;
         }
         let start = std::time::Instant::now();
         let profile = &self.cfg.profile;
         let result = if !crate::extender::cycle_calls_extenders(&profile.extenders, &pod) {
             self.algo
-                .schedule(&profile.framework, self.cache.snapshot(), &pod, false)
+                .schedule(&profile.framework, self.h.cache.snapshot(), &pod, false)
         } else {
             // Extender calls block (kube-scheduler calls them synchronously in the cycle too):
             // tell the runtime, so the other tasks (watches, bindings, the elector) move on.
-            let (algo, fwk, snapshot) = (&mut self.algo, &profile.framework, self.cache.snapshot());
+            let (algo, fwk, snapshot) =
+                (&mut self.algo, &profile.framework, self.h.cache.snapshot());
             blocking(|| algo.schedule(fwk, snapshot, &pod, false))
         };
         // Each extension point the cycle reached, whatever its outcome (v1.22 observes them in
@@ -927,7 +478,7 @@ impl Scheduler {
                 // assume, then Reserve (VolumeBinding's PV/PVC bindings); a failure of either
                 // leaves nothing assumed. v1.22 scheduleOne: recordSchedulingFailure(..., err,
                 // SchedulerError, "") after either.
-                let assumed = match self.cache.assume(pod.clone(), &r) {
+                let assumed = match self.h.cache.assume(pod.clone(), &r) {
                     Ok(a) => a,
                     Err(e) => {
                         warn!(pod = %key, error = %e, "Assume or Reserve failed");
@@ -936,7 +487,7 @@ impl Scheduler {
                     }
                 };
                 let volume_job = assumed.volumes.map(|a| {
-                    let snapshot = self.cache.snapshot();
+                    let snapshot = self.h.cache.snapshot();
                     volume_binding::VolumeBindJob {
                         pod: pod.clone(),
                         assumed: a,
@@ -949,8 +500,8 @@ impl Scheduler {
                     }
                 });
                 let gpu = assumed.gpu_indexes;
-                self.pending.remove(&key);
-                self.queue.delete(&pod);
+                self.h.pending.remove(&key);
+                self.h.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
                 self.metrics
@@ -961,8 +512,13 @@ impl Scheduler {
                     .scheduling_attempt_duration
                     .with_label_values(&["scheduled", PROFILE])
                     .observe(elapsed);
-                let binder =
-                    crate::extender::binder_for(&self.cfg.profile.extenders, &pod).cloned();
+                // extendersBinding: the extender that manages the pod binds it; else
+                // DefaultBinder.
+                let binder: Arc<dyn Binder> =
+                    match crate::extender::binder_for(&self.cfg.profile.extenders, &pod) {
+                        Some(ext) => Arc::new(ExtenderBinder(ext.clone())),
+                        None => self.api_binder.clone(),
+                    };
                 self.spawn_bind(
                     BindJob {
                         pod,
@@ -993,7 +549,8 @@ impl Scheduler {
                 let message = e.to_string();
                 info!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 self.requeue(qp);
-                self.report_failure(pod.pod.clone(), message);
+                self.report
+                    .failure(pod.pod.clone(), message, REASON_UNSCHEDULABLE);
             }
         }
     }
@@ -1008,12 +565,13 @@ impl Scheduler {
             .inc();
         let pod = qp.pod.pod.clone();
         self.requeue(qp);
-        self.report_failure_with_reason(pod, message, REASON_SCHEDULER_ERROR);
+        self.report.failure(pod, message, REASON_SCHEDULER_ERROR);
     }
 
     fn requeue(&mut self, qp: QueuedPodInfo) {
-        let cycle = self.queue.scheduling_cycle();
+        let cycle = self.h.queue.scheduling_cycle();
         if let Err(e) = self
+            .h
             .queue
             .add_unschedulable_if_not_present(qp, cycle, now())
         {
@@ -1032,15 +590,12 @@ impl Scheduler {
             binder,
             attempt,
         } = job;
-        let client = self.client.clone();
+        let client = self.report.client.clone();
         let read_client = self.read_client.clone();
         let tx = self.tx.clone();
         let slots = self.bind_slots.clone();
-        let identity = self.cfg.identity.clone();
-        let recorder = self.recorder.clone();
+        let report = self.report.clone();
         let bind_hist = self.metrics.extension_point_duration.clone();
-        let limiter = self.limiter.clone();
-        let event_limiter = self.event_limiter.clone();
         self.binds.spawn(async move {
             let _permit = slots.acquire_owned().await;
             // PreBind: VolumeBinding's writes, then the wait for the PV controller.
@@ -1050,7 +605,7 @@ impl Scheduler {
                     &client,
                     &read_client,
                     &guard,
-                    &limiter,
+                    &report.limiter,
                     &job,
                     crate::framework::plugins::volume_binding::DEFAULT_BIND_TIMEOUT,
                     volume_binding::POLL_INTERVAL,
@@ -1076,34 +631,18 @@ impl Scheduler {
                     }
                 };
                 if let Some(result) = failed {
-                    let _ = tx
-                        .send(Msg::Bound {
-                            pod,
-                            node,
-                            result,
-                            attempt,
-                        })
-                        .await;
+                    let outcome = BindOutcome {
+                        pod,
+                        node,
+                        result,
+                        attempt,
+                    };
+                    let _ = tx.send(Msg::Bound(outcome)).await;
                     return;
                 }
             }
             let started = std::time::Instant::now();
-            let result = match binder {
-                // An extender's bind is no request of our API client: no token.
-                Some(ext) => extender_bind(ext, &pod, &node, &guard).await,
-                None => {
-                    api_bind(
-                        &client,
-                        &limiter,
-                        &pod,
-                        &node,
-                        gpu.as_deref(),
-                        &guard,
-                        &identity,
-                    )
-                    .await
-                }
-            };
+            let result = binder.bind(&pod, &node, gpu.as_deref(), &guard).await;
             let status = if matches!(result, BindResult::Bound) {
                 "Success"
             } else {
@@ -1113,16 +652,16 @@ impl Scheduler {
                 .with_label_values(&["Bind", status, PROFILE])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
-                record_scheduled(&recorder, &event_limiter, &guard, &pod, &node).await;
+                record_scheduled(&report.recorder, &report.event_limiter, &guard, &pod, &node)
+                    .await;
             }
-            let _ = tx
-                .send(Msg::Bound {
-                    pod,
-                    node,
-                    result,
-                    attempt,
-                })
-                .await;
+            let outcome = BindOutcome {
+                pod,
+                node,
+                result,
+                attempt,
+            };
+            let _ = tx.send(Msg::Bound(outcome)).await;
         });
         // Reap finished bindings so the set does not grow.
         while self.binds.try_join_next().is_some() {}
@@ -1134,250 +673,46 @@ impl Scheduler {
         match result {
             BindResult::Bound => {
                 info!(pod = %key, node = %node, "Successfully bound pod to node");
-                self.cache.finish_binding(&key, now());
-                self.latest_pending.remove(&key);
+                self.h.cache.finish_binding(&key, now());
+                self.h.latest_pending.remove(&key);
             }
             BindResult::AlreadyAssigned(msg) => {
                 // Someone else bound it: not an error to retry. The watch brings the truth.
                 info!(pod = %key, reason = %msg, "Pod already assigned; dropping");
-                let _ = self.cache.forget_pod(&pod);
+                let _ = self.h.cache.forget_pod(&pod);
                 // A new incarnation seen meanwhile is a different pod: queue it.
-                if let Some(latest) = self.latest_pending.remove(&key)
+                if let Some(latest) = self.h.latest_pending.remove(&key)
                     && latest.uid != pod.uid
                 {
-                    self.requeue_pending(latest);
+                    let cycle = self.h.queue.scheduling_cycle();
+                    self.h.requeue_pending(latest, cycle, now());
                 }
             }
             BindResult::NotLeading(msg) => {
                 warn!(pod = %key, reason = %msg, "Binding not written: leadership fence");
-                self.requeue_after_failed_bind(&key, pod, attempt);
+                self.h.requeue_after_failed_bind(&key, pod, attempt, now());
             }
             BindResult::Failed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "Binding failed; requeueing");
                 // v1.22 scheduleOne: recordSchedulingFailure(..., fmt.Errorf("binding rejected:
                 // %w", err), SchedulerError, "") after a failed bind, extender or API.
-                self.report_failure_with_reason(
+                self.report.failure(
                     pod.pod.clone(),
                     format!("binding rejected: {msg}"),
                     REASON_SCHEDULER_ERROR,
                 );
-                self.requeue_after_failed_bind(&key, pod, attempt);
+                self.h.requeue_after_failed_bind(&key, pod, attempt, now());
             }
             BindResult::PreBindFailed(msg) => {
                 warn!(pod = %key, node = %node, error = %msg, "PreBind failed; requeueing");
                 // v1.22 scheduleOne: recordSchedulingFailure(..., preBindStatus.AsError(),
                 // SchedulerError, "").
-                self.report_failure_with_reason(pod.pod.clone(), msg, REASON_SCHEDULER_ERROR);
-                self.requeue_after_failed_bind(&key, pod, attempt);
+                self.report
+                    .failure(pod.pod.clone(), msg, REASON_SCHEDULER_ERROR);
+                self.h.requeue_after_failed_bind(&key, pod, attempt, now());
             }
         }
     }
-
-    /// Undo an assumption whose binding did not happen and queue the pod again — the newest
-    /// version seen meanwhile, or the one we had if the pending watch still lists it. Nothing
-    /// is queued when the watch already shows the pod bound (the forget fails) or gone.
-    fn requeue_after_failed_bind(&mut self, key: &str, pod: Arc<PodInfo>, attempt: Attempt) {
-        if self.cache.forget_pod(&pod).is_err() {
-            self.latest_pending.remove(key);
-            return;
-        }
-        let still_pending = self
-            .tracked
-            .get("pending-pods")
-            .is_some_and(|t| t.known.contains(key));
-        match self.latest_pending.remove(key) {
-            Some(latest) => self.requeue_pending_after(latest, attempt),
-            None if still_pending => self.requeue_pending_after(pod, attempt),
-            None => {}
-        }
-    }
-
-    fn requeue_pending(&mut self, pod: Arc<PodInfo>) {
-        let attempt = Attempt {
-            cycle: self.queue.scheduling_cycle(),
-            attempts: 1,
-        };
-        self.requeue_pending_after(pod, attempt);
-    }
-
-    /// Queue `pod` again as unschedulable after `attempt` failed (`AddUnschedulableIfNotPresent`
-    /// with the attempt's own scheduling cycle).
-    fn requeue_pending_after(&mut self, pod: Arc<PodInfo>, attempt: Attempt) {
-        let key = pod.key();
-        if self.pending.contains_key(&key) {
-            return;
-        }
-        self.pending.insert(key, pod.clone());
-        let mut qp = QueuedPodInfo::new(pod, now());
-        qp.attempts = attempt.attempts.max(1);
-        if let Err(e) = self
-            .queue
-            .add_unschedulable_if_not_present(qp, attempt.cycle, now())
-        {
-            debug!(error = %e, "Pod already queued again");
-        }
-    }
-
-    /// Write the event series' periodic updates, each behind the rate limiter and the
-    /// leadership fence (a replica that does not lead writes nothing).
-    fn event_housekeeping(&self, refresh: bool) {
-        let writes = self.recorder.housekeeping(refresh);
-        let Some(guard) = self.leader.leadership() else {
-            return;
-        };
-        if writes.is_empty() {
-            return;
-        }
-        let recorder = self.recorder.clone();
-        let event_limiter = self.event_limiter.clone();
-        tokio::spawn(async move {
-            for w in writes {
-                if !guard.is_valid() {
-                    return;
-                }
-                recorder.write(w, || admit(&event_limiter, &guard)).await;
-            }
-        });
-    }
-
-    /// FailedScheduling event and `PodScheduled=False` (reason `Unschedulable`), written in the
-    /// background; each write only if the leadership fence still holds right before it.
-    fn report_failure(&self, pod: Arc<core::Pod>, message: String) {
-        self.report_failure_with_reason(pod, message, "Unschedulable");
-    }
-
-    /// [`Self::report_failure`] with the `PodScheduled` condition's `reason`
-    /// (`recordSchedulingFailure`'s `reason`: `Unschedulable` or [`REASON_SCHEDULER_ERROR`]).
-    fn report_failure_with_reason(
-        &self,
-        pod: Arc<core::Pod>,
-        message: String,
-        reason: &'static str,
-    ) {
-        let Some(guard) = self.leader.leadership() else {
-            return;
-        };
-        let client = self.client.clone();
-        let recorder = self.recorder.clone();
-        let limiter = self.limiter.clone();
-        let event_limiter = self.event_limiter.clone();
-        tokio::spawn(async move {
-            recorder
-                .publish(
-                    &pod,
-                    "Warning",
-                    "FailedScheduling",
-                    "Scheduling",
-                    message.clone(),
-                    || admit(&event_limiter, &guard),
-                )
-                .await;
-            let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
-            let Some(patch) = pod_scheduled_false_patch(
-                &pod,
-                reason,
-                &message,
-                k8s_openapi::jiff::Timestamp::now(),
-            ) else {
-                return;
-            };
-            limiter.acquire().await;
-            if guard.check().is_err() {
-                return;
-            }
-            if let Err(e) = Api::<core::Pod>::namespaced(client, &ns)
-                .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
-                .await
-            {
-                debug!(pod = %format!("{ns}/{name}"), error = %e, "Updating PodScheduled condition failed");
-            }
-        });
-    }
-}
-
-/// The strategic-merge patch of `pods/status` that sets `PodScheduled=False` with `reason` and
-/// `message`, or `None` when `pod` (the version the scheduler holds) already carries exactly that
-/// condition — v1.22 `updatePod` writes nothing then (`podutil.UpdatePodCondition` reports no
-/// change). As there, `lastTransitionTime` is `now` when the status changes and the old one when
-/// it was already `False`.
-fn pod_scheduled_false_patch(
-    pod: &core::Pod,
-    reason: &str,
-    message: &str,
-    now: k8s_openapi::jiff::Timestamp,
-) -> Option<serde_json::Value> {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-    let old = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == "PodScheduled"));
-    let mut transition = Time(now);
-    if let Some(old) = old.filter(|c| c.status == "False") {
-        if old.reason.as_deref() == Some(reason)
-            && old.message.as_deref() == Some(message)
-            && old.last_probe_time.is_none()
-        {
-            return None;
-        }
-        if let Some(t) = &old.last_transition_time {
-            transition = t.clone();
-        }
-    }
-    let mut condition = serde_json::json!({
-        "type": "PodScheduled",
-        "status": "False",
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": transition,
-    });
-    // The condition is replaced whole, as upstream's two-way merge patch does: a probe time
-    // someone else wrote is removed (`null` deletes a field in a strategic merge patch).
-    if old.is_some_and(|c| c.last_probe_time.is_some()) {
-        condition["lastProbeTime"] = serde_json::Value::Null;
-    }
-    Some(serde_json::json!({"status": {"conditions": [condition]}}))
-}
-
-/// Admission of one fenced write (see [`ratelimit`]): the rate-limit token first, then the
-/// leadership fence; `true` when the request may be sent at once.
-async fn admit(limiter: &RateLimiter, guard: &LeadershipGuard) -> bool {
-    limiter.acquire().await;
-    guard.check().is_ok()
-}
-
-/// The `pods/binding` write of a pod no extender binds: the token from the scheduling client's
-/// bucket first, then the fence check inside [`bind`], then the request.
-async fn api_bind(
-    client: &Client,
-    limiter: &RateLimiter,
-    pod: &PodInfo,
-    node: &str,
-    gpu: Option<&[u32]>,
-    guard: &LeadershipGuard,
-    identity: &str,
-) -> BindResult {
-    limiter.acquire().await;
-    bind(client, pod, node, gpu, guard, identity).await
-}
-
-/// The `Scheduled` event after a successful binding (v1.22 `scheduleOne`'s
-/// `fwk.EventRecorder().Eventf(..., "Scheduled", "Binding", "Successfully assigned %v/%v to
-/// %v", ...)`), written through the event client with a token from the event client's own
-/// bucket (`event_limiter`) and behind the fence.
-async fn record_scheduled(
-    recorder: &events::EventRecorder,
-    event_limiter: &RateLimiter,
-    guard: &LeadershipGuard,
-    pod: &PodInfo,
-    node: &str,
-) {
-    let note = format!("Successfully assigned {} to {}", pod.key(), node);
-    recorder
-        .publish(&pod.pod, "Normal", "Scheduled", "Binding", note, || {
-            admit(event_limiter, guard)
-        })
-        .await;
 }
 
 /// Runs `f`, which blocks on extender calls: under `block_in_place` on a multi-thread runtime,
@@ -1394,246 +729,9 @@ fn blocking<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// The extender binds the pod (`extendersBinding`, v1.22 `scheduler.go`), only if the leadership
-/// fence holds right before the call; the blocking call runs on the blocking pool.
-async fn extender_bind(
-    ext: Arc<dyn Extender>,
-    pod: &PodInfo,
-    node: &str,
-    guard: &LeadershipGuard,
-) -> BindResult {
-    if let Err(e) = guard.check() {
-        return BindResult::NotLeading(e.to_string());
-    }
-    let args = ExtenderBindingArgs::new(pod, node);
-    let name = ext.name().to_string();
-    // The extender's error as is: upstream's `extendersBinding` returns it unwrapped, and it
-    // becomes the "binding rejected: <error>" FailedScheduling message.
-    let error = match tokio::task::spawn_blocking(move || ext.bind(&args)).await {
-        Ok(Ok(())) => return BindResult::Bound,
-        Ok(Err(e)) => e.to_string(),
-        Err(e) => e.to_string(),
-    };
-    warn!(extender = %name, pod = %pod.key(), error = %error, "Extender bind failed");
-    BindResult::Failed(error)
-}
-
-/// `POST pods/{name}/binding`, only if the leadership fence holds right before the request.
-async fn bind(
-    client: &Client,
-    pod: &PodInfo,
-    node: &str,
-    gpu: Option<&[u32]>,
-    guard: &LeadershipGuard,
-    identity: &str,
-) -> BindResult {
-    let term = guard.term().clone();
-    let mut annotations = std::collections::BTreeMap::from([
-        (ANNOTATION_SCHEDULED_BY.to_string(), identity.to_string()),
-        (
-            ANNOTATION_LEASE_UID.to_string(),
-            term.lease_uid.clone().unwrap_or_default(),
-        ),
-        (
-            ANNOTATION_LEASE_TRANSITIONS.to_string(),
-            term.lease_transitions.to_string(),
-        ),
-    ]);
-    if let Some(idx) = gpu {
-        let list: Vec<String> = idx.iter().map(u32::to_string).collect();
-        annotations.insert(ANNOTATION_GPU_INDEXES.to_string(), list.join(","));
-    }
-    let binding = core::Binding {
-        metadata: ObjectMeta {
-            name: Some(pod.name.clone()),
-            namespace: Some(pod.namespace.clone()),
-            uid: (!pod.uid.is_empty()).then(|| pod.uid.clone()),
-            annotations: Some(annotations),
-            ..Default::default()
-        },
-        target: core::ObjectReference {
-            api_version: Some("v1".into()),
-            kind: Some("Node".into()),
-            name: Some(node.to_string()),
-            ..Default::default()
-        },
-    };
-    if let Err(e) = guard.check() {
-        return BindResult::NotLeading(e.to_string());
-    }
-    let api = Api::<core::Pod>::namespaced(client.clone(), &pod.namespace);
-    match api
-        .create_subresource::<_, kube::core::Status>(
-            "binding",
-            &pod.name,
-            &PostParams::default(),
-            &binding,
-        )
-        .await
-    {
-        Ok(_) => BindResult::Bound,
-        Err(kube::Error::Api(s)) if s.code == 409 && s.message.contains("already assigned") => {
-            BindResult::AlreadyAssigned(s.message.clone())
-        }
-        // client-go's StatusError.Error() is the Status message, which upstream's
-        // "binding rejected: %w" wraps.
-        Err(kube::Error::Api(s)) => BindResult::Failed(s.message),
-        Err(e) => BindResult::Failed(e.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// An extender that binds the pod is called (on the blocking pool) while the fence holds;
-    /// its error fails the binding.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn extender_bind_calls_the_binder_behind_the_fence() {
-        use crate::extender::fake::FakeExtender;
-        let guard = LeaderWatch::always_leading("me")
-            .leadership()
-            .expect("leads");
-        let pod = crate::framework::plugins::testutil::pod("p").info();
-        let ext = Arc::new(FakeExtender::default());
-        let r = extender_bind(ext.clone(), &pod, "n1", &guard).await;
-        assert!(matches!(r, BindResult::Bound), "{r:?}");
-        let bound = ext.bound.lock().map(|b| b.clone()).unwrap_or_default();
-        assert_eq!(bound, [ExtenderBindingArgs::new(&pod, "n1")]);
-        let refusing = Arc::new(FakeExtender {
-            not_binder: true,
-            ..FakeExtender::default()
-        });
-        let r = extender_bind(refusing, &pod, "n1", &guard).await;
-        assert!(
-            matches!(&r, BindResult::Failed(m) if m == "not a binder"),
-            "{r:?}"
-        );
-    }
-
-    /// One write the API saw: which client sent it, the request path, and when (tokio's clock).
-    type Seen = (&'static str, String, tokio::time::Instant);
-
-    /// A client named `name` whose API answers every request with 201 and records it in `log`.
-    fn recording_client(name: &'static str, log: Arc<std::sync::Mutex<Vec<Seen>>>) -> Client {
-        let svc = tower::service_fn(move |req: http::Request<kube::client::Body>| {
-            let path = req.uri().path().to_string();
-            log.lock().unwrap_or_else(|e| e.into_inner()).push((
-                name,
-                path.clone(),
-                tokio::time::Instant::now(),
-            ));
-            let body = if path.ends_with("/binding") {
-                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}"#
-            } else {
-                r#"{"kind":"Event","apiVersion":"events.k8s.io/v1","metadata":{}}"#
-            };
-            let resp = http::Response::builder()
-                .status(201)
-                .header("content-type", "application/json")
-                .body(http_body_util::Full::new(bytes::Bytes::from(body)));
-            std::future::ready(resp)
-        });
-        Client::new(svc, "default")
-    }
-
-    /// `pods` pods bound the way `spawn_bind` binds them (`bind_concurrency` 16 at a time): the
-    /// Binding, then the `Scheduled` event. Returns every request seen, in order.
-    async fn bind_and_report(clients: &ApiClients, pods: usize) -> Vec<Seen> {
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let writes = recording_client("scheduling", log.clone());
-        let recorder = events::EventRecorder::new(
-            recording_client("events", log.clone()),
-            "mini-scheduler".into(),
-            "me".into(),
-        );
-        let guard = LeaderWatch::always_leading("me")
-            .leadership()
-            .expect("leads");
-        let slots = Arc::new(Semaphore::new(16));
-        let mut tasks = JoinSet::new();
-        for i in 0..pods {
-            let pod = crate::framework::plugins::testutil::pod(&format!("p{i}")).info();
-            let (writes, recorder, guard, slots) = (
-                writes.clone(),
-                recorder.clone(),
-                guard.clone(),
-                slots.clone(),
-            );
-            let (limiter, event_limiter) = (clients.limiter.clone(), clients.event_limiter.clone());
-            tasks.spawn(async move {
-                let _permit = slots.acquire_owned().await;
-                let r = api_bind(&writes, &limiter, &pod, "n1", None, &guard, "me").await;
-                assert!(matches!(r, BindResult::Bound), "{r:?}");
-                record_scheduled(&recorder, &event_limiter, &guard, &pod, "n1").await;
-            });
-        }
-        while let Some(r) = tasks.join_next().await {
-            r.expect("bind task");
-        }
-        log.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// kube-scheduler's `createClients`: events have a client and a token bucket of their own,
-    /// so with a `Scheduled` event after every Binding the bindings still get the full
-    /// `--kube-api-qps`. QPS 10, burst 1, 40 pods: the 40th Binding goes at 3.9 s (the first
-    /// token is the burst), while the 40 events are written alongside. On one shared bucket
-    /// (the behaviour before) the same run needs about twice as long for its bindings.
-    #[tokio::test(start_paused = true)]
-    async fn bindings_get_the_full_qps_while_events_are_written() {
-        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("url"));
-        let clients = ApiClients::new(config, 10.0, 1).expect("clients");
-        assert!(!Arc::ptr_eq(&clients.limiter, &clients.event_limiter));
-        let start = tokio::time::Instant::now();
-        let seen = bind_and_report(&clients, 40).await;
-        let at = |client: &str, what: &str| -> Vec<Duration> {
-            seen.iter()
-                .filter(|(c, p, _)| *c == client && p.contains(what))
-                .map(|(_, _, t)| t.duration_since(start))
-                .collect()
-        };
-        let bindings = at("scheduling", "/binding");
-        let events = at("events", "/events");
-        assert_eq!(bindings.len(), 40);
-        assert_eq!(
-            events.len(),
-            40,
-            "every Scheduled event, on the event client"
-        );
-        assert_eq!(seen.len(), 80, "nothing else: {seen:?}");
-        let last_binding = *bindings.iter().max().expect("bindings");
-        assert!(
-            last_binding >= Duration::from_millis(3900)
-                && last_binding < Duration::from_millis(3950),
-            "40 bindings at 10 QPS: {last_binding:?}"
-        );
-        // The events kept pace: each one followed its binding at once, none waited for a
-        // binding's token.
-        let last_event = *events.iter().max().expect("events");
-        assert!(last_event < Duration::from_millis(4000), "{last_event:?}");
-
-        // The same run with events drawing from the scheduling client's bucket: when the
-        // 40th Binding goes, at least 24 pods (40 less the 16 in flight) have had their event
-        // too, so at least 64 tokens at 10/s have gone: 6.3 s or more.
-        let one = Arc::new(RateLimiter::new(10.0, 1));
-        let shared = ApiClients {
-            limiter: one.clone(),
-            event_limiter: one,
-            ..clients
-        };
-        let start = tokio::time::Instant::now();
-        let seen = bind_and_report(&shared, 40).await;
-        let last_binding = seen
-            .iter()
-            .filter(|(_, p, _)| p.ends_with("/binding"))
-            .map(|(_, _, t)| t.duration_since(start))
-            .max()
-            .expect("bindings");
-        assert!(
-            last_binding >= Duration::from_millis(6300),
-            "one bucket for both slows the bindings: {last_binding:?}"
-        );
-    }
 
     /// `blocking` uses `block_in_place` on a multi-thread runtime and runs inline elsewhere
     /// (where `block_in_place` would panic).
@@ -1646,91 +744,5 @@ mod tests {
     async fn blocking_runs_on_a_multi_thread_runtime() {
         assert_eq!(blocking(|| 8), 8);
         assert_eq!(std::thread::spawn(|| blocking(|| 9)).join().ok(), Some(9));
-    }
-
-    fn pod_with_condition(c: Option<core::PodCondition>) -> core::Pod {
-        core::Pod {
-            status: Some(core::PodStatus {
-                conditions: c.map(|c| vec![c]),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
-
-    fn ts(s: &str) -> k8s_openapi::jiff::Timestamp {
-        s.parse().expect("timestamp")
-    }
-
-    /// v1.22 `updatePod`: no write when the pod already says `PodScheduled=False` with the same
-    /// reason and message; a new message keeps the old `lastTransitionTime`; a change of status
-    /// takes `now`.
-    #[test]
-    fn pod_scheduled_patch_follows_update_pod_condition() {
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-        let now = ts("2026-11-24T10:00:00Z");
-        let then = ts("2026-11-24T09:00:00Z");
-        let cond = |status: &str, reason: &str, message: &str| core::PodCondition {
-            type_: "PodScheduled".into(),
-            status: status.into(),
-            reason: Some(reason.into()),
-            message: Some(message.into()),
-            last_transition_time: Some(Time(then)),
-            ..Default::default()
-        };
-        let msg = "0/1 nodes are available: 1 Insufficient cpu.";
-
-        // Nothing yet: written, transition now.
-        let p = pod_scheduled_false_patch(&pod_with_condition(None), "Unschedulable", msg, now)
-            .expect("a first failure is written");
-        let c = &p["status"]["conditions"][0];
-        assert_eq!(c["type"], "PodScheduled");
-        assert_eq!(c["status"], "False");
-        assert_eq!(c["reason"], "Unschedulable");
-        assert_eq!(c["message"], msg);
-        assert_eq!(c["lastTransitionTime"], "2026-11-24T10:00:00Z");
-        assert!(c.get("lastProbeTime").is_none());
-
-        // The same condition again: nothing to write.
-        let same = pod_with_condition(Some(cond("False", "Unschedulable", msg)));
-        assert_eq!(
-            pod_scheduled_false_patch(&same, "Unschedulable", msg, now),
-            None
-        );
-
-        // Another message (or reason) while still False: written, old transition time.
-        let p = pod_scheduled_false_patch(&same, "Unschedulable", "0/2 nodes are available", now)
-            .expect("a new message is written");
-        assert_eq!(
-            p["status"]["conditions"][0]["lastTransitionTime"],
-            "2026-11-24T09:00:00Z"
-        );
-        let p = pod_scheduled_false_patch(&same, REASON_SCHEDULER_ERROR, msg, now)
-            .expect("a new reason is written");
-        assert_eq!(
-            p["status"]["conditions"][0]["reason"],
-            REASON_SCHEDULER_ERROR
-        );
-
-        // From another status: transition now.
-        let other = pod_with_condition(Some(cond("Unknown", "Unschedulable", msg)));
-        let p = pod_scheduled_false_patch(&other, "Unschedulable", msg, now)
-            .expect("a status change is written");
-        assert_eq!(
-            p["status"]["conditions"][0]["lastTransitionTime"],
-            "2026-11-24T10:00:00Z"
-        );
-
-        // A probe time set by someone else makes the condition differ, and is removed.
-        let mut probed = cond("False", "Unschedulable", msg);
-        probed.last_probe_time = Some(Time(then));
-        let p =
-            pod_scheduled_false_patch(&pod_with_condition(Some(probed)), "Unschedulable", msg, now)
-                .expect("a probed condition is rewritten");
-        assert_eq!(
-            p["status"]["conditions"][0]["lastProbeTime"],
-            serde_json::Value::Null
-        );
-        assert!(p["status"]["conditions"][0].get("lastProbeTime").is_some());
     }
 }

@@ -1,0 +1,557 @@
+//! The event handlers of cluster mode (v1.22 `eventhandlers.go`), as a pure struct over the
+//! [`Cache`] and the [`PriorityQueue`]: each watch event updates the cache (nodes, assigned
+//! pods, the mirrored kinds) or the queue (pending pods), and moves unschedulable pods when it
+//! may make them fit. No I/O and no clock of its own (`now` is passed in), so it is unit-tested
+//! without an API server.
+//!
+//! The pod's lifecycle through the controller (`mod.rs` drives the transitions marked *loop*;
+//! the cache's own states are in [`crate::cache`]):
+//!
+//! ```text
+//!  pending watch         pop + cycle            assume + Reserve (loop)
+//!  Apply ───────> queued ─────────> scheduling ───────────────────────> assumed
+//!                  ^  ^                 │ no fit / error (loop)            │ bind task
+//!                  │  └─────────────────┘ requeued (unschedulable/backoff) │
+//!                  │                                                      ├─ Bound ──> bound ──> assigned
+//!                  │  forget_pod + requeue_after_failed_bind               │  (finish_binding)   (watch confirms)
+//!                  └───────────────────────────────── Failed / NotLeading ┤
+//!                                                      / PreBindFailed     └─ AlreadyAssigned: forgotten, dropped
+//! ```
+//!
+//! - **pending** ([`EventHandlers::pending`]): the pending watch lists the pod; it is in the
+//!   queue (active, backoff or unschedulable) unless the loop popped it.
+//! - **assumed**: the loop chose a node and [`Cache::assume`] accounted it; it left `pending`
+//!   and the queue. A newer pending version seen meanwhile is kept aside
+//!   (`latest_pending`) in case the binding fails.
+//! - **bound**: the Binding was written; the assigned watch confirms it (Assumed → Added in the
+//!   cache) and removes any pending entry.
+//! - **forgotten → requeued**: the binding failed; [`Cache::forget_pod`] undoes assume and
+//!   Reserve, and [`EventHandlers::requeue_after_failed_bind`] queues the newest version again as
+//!   unschedulable, judged against its own attempt's scheduling cycle. A pod deleted or bound
+//!   elsewhere meanwhile is not queued.
+//! - **malformed**: a pending pod whose spec cannot be read is kept in `malformed`, reported once
+//!   per distinct problem by the leader ([`EventHandlers::unreported_malformed`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use k8s_openapi::api::core::v1 as core;
+use kube::runtime::watcher::Event as WatchEvent;
+use kube::{Resource, ResourceExt};
+use tracing::{debug, warn};
+
+use super::binder::Attempt;
+use super::mirror::Mirrored;
+use super::watch::{Kind, Tracked, WatchMsg, key_of, split_key};
+use crate::cache::Cache;
+use crate::framework::PodInfo;
+use crate::queue::{ClusterEvent, PriorityQueue, QueuedPodInfo};
+
+/// A pending pod whose spec could not be read.
+struct Malformed {
+    pod: Arc<core::Pod>,
+    message: String,
+    reported: bool,
+}
+
+/// The scheduler's view of the cluster, fed by the watches: the cache, the queue and the
+/// bookkeeping of the pods between them (see the module docs).
+pub(super) struct EventHandlers {
+    /// Nodes, assigned and assumed pods, and the mirrored kinds.
+    pub(super) cache: Cache,
+    /// Pending pods waiting for a scheduling cycle.
+    pub(super) queue: PriorityQueue,
+    /// Relist bookkeeping per watch.
+    tracked: HashMap<Kind, Tracked>,
+    /// Assigned pods by key, as last seen by the assigned watch.
+    assigned: HashMap<String, Arc<PodInfo>>,
+    /// Pending pods by key: queued, or popped and being scheduled.
+    pub(super) pending: HashMap<String, Arc<PodInfo>>,
+    /// Pending pods whose spec could not be read, by key.
+    malformed: HashMap<String, Malformed>,
+    /// The newest pending-watch version of a pod seen while it was assumed (requeued if the
+    /// binding fails).
+    pub(super) latest_pending: HashMap<String, Arc<PodInfo>>,
+}
+
+impl EventHandlers {
+    /// Empty, over `cache` and `queue`.
+    pub(super) fn new(cache: Cache, queue: PriorityQueue) -> EventHandlers {
+        EventHandlers {
+            cache,
+            queue,
+            tracked: Kind::ALL.iter().map(|k| (*k, Tracked::default())).collect(),
+            assigned: HashMap::new(),
+            pending: HashMap::new(),
+            malformed: HashMap::new(),
+            latest_pending: HashMap::new(),
+        }
+    }
+
+    /// Every watch has listed once.
+    pub(super) fn synced(&self) -> bool {
+        self.tracked.values().all(|t| t.synced)
+    }
+
+    /// The malformed pod versions not reported yet, now marked reported: the leader reports
+    /// them as FailedScheduling (followers do not call this, so that a new leader reports what
+    /// its predecessor may not have).
+    pub(super) fn unreported_malformed(&mut self) -> Vec<(Arc<core::Pod>, String)> {
+        let mut reports = Vec::new();
+        for m in self.malformed.values_mut().filter(|m| !m.reported) {
+            m.reported = true;
+            reports.push((m.pod.clone(), m.message.clone()));
+        }
+        reports
+    }
+
+    pub(super) fn handle(&mut self, m: WatchMsg, now: Instant) {
+        match m {
+            WatchMsg::Node(ev) => {
+                for gone in self.track(Kind::Nodes, &ev) {
+                    let _ = self.cache.remove_node(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
+                        let name = n.name_any();
+                        match crate::framework::NodeInfo::from_node(n) {
+                            Ok(ni) => {
+                                let old = self.cache.snapshot().node(&name);
+                                let existed = old.is_some();
+                                // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only
+                                // changes that can make a pod fit move unschedulable pods.
+                                let changed = old.is_none_or(|o| {
+                                    o.allocatable != ni.allocatable
+                                        || o.labels != ni.labels
+                                        || o.taints != ni.taints
+                                        || o.unschedulable != ni.unschedulable
+                                });
+                                if existed {
+                                    self.cache.update_node(ni);
+                                } else {
+                                    self.cache.add_node(ni);
+                                }
+                                if !changed {
+                                    return;
+                                }
+                                let event = if existed {
+                                    ClusterEvent::NodeUpdate
+                                } else {
+                                    ClusterEvent::NodeAdd
+                                };
+                                self.queue.move_all_to_active_or_backoff(event, now, None);
+                            }
+                            Err(e) => {
+                                warn!(node = %name, error = %e, "Ignoring node with a malformed status")
+                            }
+                        }
+                    }
+                    WatchEvent::Delete(n) => {
+                        let _ = self.cache.remove_node(&n.name_any());
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            WatchMsg::AssignedPod(ev) => {
+                for gone in self.track(Kind::AssignedPods, &ev) {
+                    self.remove_assigned(&gone, now);
+                }
+                match ev {
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
+                        let key = key_of(&p);
+                        match PodInfo::from_pod(p) {
+                            Ok(pi) => {
+                                let pi = Arc::new(pi);
+                                // Bound by someone else (or by us): no longer pending.
+                                if let Some(old) = self.pending.remove(&key) {
+                                    self.queue.delete(&old);
+                                }
+                                if let Err(e) = self.cache.add_pod(pi.clone()) {
+                                    debug!(pod = %key, error = %e, "Cache refused assigned pod");
+                                }
+                                let event = if self.assigned.contains_key(&key) {
+                                    ClusterEvent::AssignedPodUpdate
+                                } else {
+                                    ClusterEvent::AssignedPodAdd
+                                };
+                                self.assigned_pod_event(&pi, event, now);
+                                self.assigned.insert(key, pi);
+                            }
+                            Err(e) => {
+                                warn!(pod = %key, error = %e, "Assigned pod with a malformed spec is not counted")
+                            }
+                        }
+                    }
+                    WatchEvent::Delete(p) => self.remove_assigned(&key_of(&p), now),
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            WatchMsg::PendingPod(ev) => {
+                for gone in self.track(Kind::PendingPods, &ev) {
+                    self.remove_pending(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => self.upsert_pending(p, now),
+                    WatchEvent::Delete(p) => self.remove_pending(&key_of(&p)),
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
+            WatchMsg::Service(ev) => self.mirror(ev, now),
+            WatchMsg::Rc(ev) => self.mirror(ev, now),
+            WatchMsg::Rs(ev) => self.mirror(ev, now),
+            WatchMsg::Ss(ev) => self.mirror(ev, now),
+            WatchMsg::Namespace(ev) => self.mirror(ev, now),
+            WatchMsg::Pv(ev) => self.mirror(*ev, now),
+            WatchMsg::Pvc(ev) => self.mirror(ev, now),
+            WatchMsg::StorageClass(ev) => self.mirror(ev, now),
+            WatchMsg::CsiNode(ev) => self.mirror(ev, now),
+        }
+    }
+
+    /// `AssignedPodAdded` / `AssignedPodUpdated` (v1.22 scheduling queue): an assigned pod may
+    /// satisfy the required pod affinity of unschedulable pods; move those whose terms match it.
+    fn assigned_pod_event(&mut self, pod: &PodInfo, event: ClusterEvent, now: Instant) {
+        let ns_labels = self
+            .cache
+            .snapshot()
+            .namespace_labels(&pod.namespace)
+            .cloned();
+        let matches = |p: &PodInfo| {
+            p.pod_affinity
+                .required_affinity
+                .iter()
+                .any(|t| t.matches(&pod.namespace, &pod.labels, ns_labels.as_ref()))
+        };
+        self.queue
+            .move_all_to_active_or_backoff(event, now, Some(&matches));
+    }
+
+    /// A watch event of a kind the cache mirrors as it is: relist deletions, add/update (and the
+    /// queue move it may trigger), delete.
+    fn mirror<K: Mirrored>(&mut self, ev: WatchEvent<K>, now: Instant) {
+        for gone in self.track(K::KIND, &ev) {
+            let (ns, name) = split_key(&gone);
+            K::remove(&mut self.cache, ns, name);
+        }
+        match ev {
+            WatchEvent::Apply(o) | WatchEvent::InitApply(o) => {
+                if let Some(event) = K::upsert(&mut self.cache, o) {
+                    self.queue.move_all_to_active_or_backoff(event, now, None);
+                }
+            }
+            WatchEvent::Delete(o) => {
+                K::remove(&mut self.cache, &o.namespace_or_default(), &o.name_any());
+            }
+            WatchEvent::Init | WatchEvent::InitDone => {}
+        }
+    }
+
+    fn track<K: Resource>(&mut self, kind: Kind, ev: &WatchEvent<K>) -> Vec<String> {
+        self.tracked.entry(kind).or_default().observe(ev)
+    }
+
+    fn remove_assigned(&mut self, key: &str, now: Instant) {
+        if let Some(pi) = self.assigned.remove(key) {
+            let _ = self.cache.remove_pod(&pi);
+            self.queue
+                .move_all_to_active_or_backoff(ClusterEvent::AssignedPodDelete, now, None);
+        }
+    }
+
+    fn remove_pending(&mut self, key: &str) {
+        self.malformed.remove(key);
+        self.latest_pending.remove(key);
+        if let Some(pi) = self.pending.remove(key) {
+            self.queue.delete(&pi);
+        }
+    }
+
+    fn upsert_pending(&mut self, p: core::Pod, now: Instant) {
+        let key = key_of(&p);
+        if p.metadata.deletion_timestamp.is_some() {
+            self.remove_pending(&key);
+            return;
+        }
+        match PodInfo::from_pod(p.clone()) {
+            Ok(pi) => {
+                self.malformed.remove(&key);
+                if self.cache.is_assumed(&key) {
+                    // Being bound by us; the assigned watch will confirm it. Keep the newest
+                    // version (possibly a new incarnation with another UID) in case the binding
+                    // fails.
+                    self.latest_pending.insert(key, Arc::new(pi));
+                    return;
+                }
+                let pi = Arc::new(pi);
+                let old = self.pending.insert(key, pi.clone());
+                if old.is_some() {
+                    self.queue.update(old.as_deref(), pi, now);
+                } else {
+                    self.queue.add(pi, now);
+                }
+            }
+            Err(e) => {
+                // A malformed pod cannot be scheduled until it is fixed: tell its owner once
+                // per distinct problem, as FailedScheduling, and carry on. (Our own status patch
+                // bumps its resourceVersion without changing the problem: no second report.)
+                if let Some(old) = self.pending.remove(&key) {
+                    self.queue.delete(&old);
+                }
+                let message = e.to_string();
+                if self.malformed.get(&key).map(|m| &m.message) != Some(&message) {
+                    warn!(pod = %key, error = %e, "Pod cannot be scheduled: malformed spec");
+                    self.malformed.insert(
+                        key,
+                        Malformed {
+                            pod: Arc::new(p),
+                            message,
+                            reported: false,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// FailedScheduling for each malformed pod version not yet reported, if this replica leads
+    /// (followers only remember them, so that a new leader reports what its predecessor may not
+    /// have).
+    /// Undo an assumption whose binding did not happen and queue the pod again — the newest
+    /// version seen meanwhile, or the one we had if the pending watch still lists it. Nothing
+    /// is queued when the watch already shows the pod bound (the forget fails) or gone.
+    pub(super) fn requeue_after_failed_bind(
+        &mut self,
+        key: &str,
+        pod: Arc<PodInfo>,
+        attempt: Attempt,
+        now: Instant,
+    ) {
+        if self.cache.forget_pod(&pod).is_err() {
+            self.latest_pending.remove(key);
+            return;
+        }
+        let still_pending = self
+            .tracked
+            .get(&Kind::PendingPods)
+            .is_some_and(|t| t.known.contains(key));
+        match self.latest_pending.remove(key) {
+            Some(latest) => self.requeue_pending_after(latest, attempt, now),
+            None if still_pending => self.requeue_pending_after(pod, attempt, now),
+            None => {}
+        }
+    }
+
+    /// Queue a new incarnation of a pod seen while the old one was being bound (its first
+    /// attempt, judged against the queue's current scheduling `cycle`).
+    pub(super) fn requeue_pending(&mut self, pod: Arc<PodInfo>, cycle: i64, now: Instant) {
+        let attempt = Attempt { cycle, attempts: 1 };
+        self.requeue_pending_after(pod, attempt, now);
+    }
+
+    /// Queue `pod` again as unschedulable after `attempt` failed (`AddUnschedulableIfNotPresent`
+    /// with the attempt's own scheduling cycle).
+    fn requeue_pending_after(&mut self, pod: Arc<PodInfo>, attempt: Attempt, now: Instant) {
+        let key = pod.key();
+        if self.pending.contains_key(&key) {
+            return;
+        }
+        self.pending.insert(key, pod.clone());
+        let mut qp = QueuedPodInfo::new(pod, now);
+        qp.attempts = attempt.attempts.max(1);
+        if let Err(e) = self
+            .queue
+            .add_unschedulable_if_not_present(qp, attempt.cycle, now)
+        {
+            debug!(error = %e, "Pod already queued again");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::cache::PodState;
+    use crate::queue::QueueConfig;
+
+    fn handlers() -> EventHandlers {
+        EventHandlers::new(Cache::new(None), PriorityQueue::new(QueueConfig::default()))
+    }
+
+    fn node(name: &str, cpu: &str) -> core::Node {
+        let mut n = core::Node::default();
+        n.metadata.name = Some(name.into());
+        n.status = Some(core::NodeStatus {
+            allocatable: Some(
+                [
+                    (
+                        "cpu".to_string(),
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity(cpu.into()),
+                    ),
+                    (
+                        "pods".to_string(),
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity("110".into()),
+                    ),
+                ]
+                .into(),
+            ),
+            ..Default::default()
+        });
+        n
+    }
+
+    fn pod(name: &str, node: Option<&str>) -> core::Pod {
+        let mut p = core::Pod::default();
+        p.metadata.name = Some(name.into());
+        p.metadata.namespace = Some("default".into());
+        p.metadata.uid = Some(format!("uid-{name}"));
+        p.spec = Some(core::PodSpec {
+            node_name: node.map(str::to_string),
+            containers: vec![core::Container {
+                name: "c".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        p
+    }
+
+    /// List every kind once (empty), so the handlers report synced.
+    fn sync_all(h: &mut EventHandlers, now: Instant) {
+        use WatchEvent::{Init, InitDone};
+        let msgs: Vec<fn() -> Vec<WatchMsg>> = vec![
+            || vec![WatchMsg::Node(Init), WatchMsg::Node(InitDone)],
+            || vec![WatchMsg::AssignedPod(Init), WatchMsg::AssignedPod(InitDone)],
+            || vec![WatchMsg::PendingPod(Init), WatchMsg::PendingPod(InitDone)],
+            || vec![WatchMsg::Service(Init), WatchMsg::Service(InitDone)],
+            || vec![WatchMsg::Rc(Init), WatchMsg::Rc(InitDone)],
+            || vec![WatchMsg::Rs(Init), WatchMsg::Rs(InitDone)],
+            || vec![WatchMsg::Ss(Init), WatchMsg::Ss(InitDone)],
+            || vec![WatchMsg::Namespace(Init), WatchMsg::Namespace(InitDone)],
+            || {
+                vec![
+                    WatchMsg::Pv(Box::new(Init)),
+                    WatchMsg::Pv(Box::new(InitDone)),
+                ]
+            },
+            || vec![WatchMsg::Pvc(Init), WatchMsg::Pvc(InitDone)],
+            || {
+                vec![
+                    WatchMsg::StorageClass(Init),
+                    WatchMsg::StorageClass(InitDone),
+                ]
+            },
+            || vec![WatchMsg::CsiNode(Init), WatchMsg::CsiNode(InitDone)],
+        ];
+        for (i, f) in msgs.iter().enumerate() {
+            assert!(!h.synced(), "synced before watch {i} listed");
+            for m in f() {
+                h.handle(m, now);
+            }
+        }
+        assert!(h.synced());
+    }
+
+    /// Synced only once every kind has listed; a pending pod is queued, and leaves the queue
+    /// when the assigned watch shows it bound (by anyone), which the cache then counts.
+    #[test]
+    fn pending_pod_is_queued_then_bound_elsewhere() {
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(pod("p", None))), now);
+        assert!(h.pending.contains_key("default/p"));
+        assert_eq!(h.queue.pending_pods().active, 1);
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::Apply(pod("p", Some("n1")))),
+            now,
+        );
+        assert!(!h.pending.contains_key("default/p"));
+        assert_eq!(h.queue.pending_pods().active, 0);
+        assert_eq!(h.cache.pod_state("default/p"), Some(PodState::Added));
+    }
+
+    /// A relist that no longer lists an object deletes it: a node gone while the watch was
+    /// down leaves the cache; a pending pod gone leaves the queue.
+    #[test]
+    fn relist_deletes_what_it_no_longer_lists() {
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n2", "4"))), now);
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(pod("p", None))), now);
+        h.handle(WatchMsg::Node(WatchEvent::Init), now);
+        h.handle(WatchMsg::Node(WatchEvent::InitApply(node("n2", "4"))), now);
+        h.handle(WatchMsg::Node(WatchEvent::InitDone), now);
+        assert!(h.cache.snapshot().node("n1").is_none());
+        assert!(h.cache.snapshot().node("n2").is_some());
+        h.handle(WatchMsg::PendingPod(WatchEvent::Init), now);
+        h.handle(WatchMsg::PendingPod(WatchEvent::InitDone), now);
+        assert!(h.pending.is_empty());
+        assert_eq!(h.queue.pending_pods().active, 0);
+    }
+
+    /// A malformed pending pod is kept for one report per distinct problem, and is not queued.
+    #[test]
+    fn malformed_pod_is_reported_once() {
+        let now = Instant::now();
+        let mut h = handlers();
+        let mut bad = pod("bad", None);
+        if let Some(spec) = bad.spec.as_mut() {
+            spec.containers[0].resources = Some(core::ResourceRequirements {
+                requests: Some(
+                    [(
+                        "cpu".to_string(),
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity("abc".into()),
+                    )]
+                    .into(),
+                ),
+                ..Default::default()
+            });
+        }
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(bad.clone())), now);
+        assert!(h.pending.is_empty());
+        let reports = h.unreported_malformed();
+        assert_eq!(reports.len(), 1);
+        assert!(reports[0].1.contains("abc"), "{}", reports[0].1);
+        // The same problem again (our own status patch bumped it): no second report.
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(bad)), now);
+        assert!(h.unreported_malformed().is_empty());
+        // Fixed: queued.
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Apply(pod("bad", None))),
+            now,
+        );
+        assert!(h.pending.contains_key("default/bad"));
+    }
+
+    /// A node added moves unschedulable pods back to the active queue (NodeAdd).
+    #[test]
+    fn node_add_moves_unschedulable_pods() {
+        let now = Instant::now();
+        let mut h = handlers();
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(pod("p", None))), now);
+        let qp = h.queue.pop().unwrap();
+        let cycle = h.queue.scheduling_cycle();
+        h.queue
+            .add_unschedulable_if_not_present(qp, cycle, now)
+            .unwrap();
+        assert_eq!(h.queue.pending_pods().unschedulable, 1);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        assert_eq!(h.queue.pending_pods().unschedulable, 0);
+        // An unchanged node (same allocatable, labels, taints) moves nothing.
+        let later = now + std::time::Duration::from_secs(60);
+        h.queue.flush_backoff(later);
+        let qp = h.queue.pop().unwrap();
+        let cycle = h.queue.scheduling_cycle();
+        h.queue
+            .add_unschedulable_if_not_present(qp, cycle, now)
+            .unwrap();
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        assert_eq!(h.queue.pending_pods().unschedulable, 1);
+    }
+}

@@ -1,0 +1,351 @@
+//! The watches of cluster mode: one `kube-runtime` watcher per [`Kind`], each forwarding its
+//! events to the scheduling task as a [`Msg`], and the relist bookkeeping ([`Tracked`]) that
+//! turns a relist into deletions of what it no longer lists.
+//!
+//! Every replica runs them, leading or not, so that a follower's cache is warm when it takes
+//! over (kube-scheduler's informers run before leader election too).
+
+use std::collections::HashSet;
+
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::storage::v1 as storage;
+use kube::api::Api;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event as WatchEvent};
+use kube::{Client, Resource};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tracing::warn;
+
+use super::binder::BindOutcome;
+
+/// The watched kinds (the watches of v1.22 `eventhandlers.go` `addAllEventHandlers`, plus
+/// Namespaces for pod affinity's `namespaceSelector`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Kind {
+    /// Nodes.
+    Nodes,
+    /// Pods assigned to a node and not `Succeeded`/`Failed`, whoever scheduled them.
+    AssignedPods,
+    /// Pending pods with our `schedulerName` and no node.
+    PendingPods,
+    /// Services.
+    Services,
+    /// ReplicationControllers.
+    ReplicationControllers,
+    /// ReplicaSets.
+    ReplicaSets,
+    /// StatefulSets.
+    StatefulSets,
+    /// Namespaces.
+    Namespaces,
+    /// PersistentVolumes.
+    PersistentVolumes,
+    /// PersistentVolumeClaims.
+    PersistentVolumeClaims,
+    /// StorageClasses.
+    StorageClasses,
+    /// CSINodes.
+    CsiNodes,
+}
+
+impl Kind {
+    /// Every kind, each watched once.
+    pub(super) const ALL: [Kind; 12] = [
+        Kind::Nodes,
+        Kind::AssignedPods,
+        Kind::PendingPods,
+        Kind::Services,
+        Kind::ReplicationControllers,
+        Kind::ReplicaSets,
+        Kind::StatefulSets,
+        Kind::Namespaces,
+        Kind::PersistentVolumes,
+        Kind::PersistentVolumeClaims,
+        Kind::StorageClasses,
+        Kind::CsiNodes,
+    ];
+
+    /// The name in logs.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Kind::Nodes => "nodes",
+            Kind::AssignedPods => "assigned-pods",
+            Kind::PendingPods => "pending-pods",
+            Kind::Services => "services",
+            Kind::ReplicationControllers => "replicationcontrollers",
+            Kind::ReplicaSets => "replicasets",
+            Kind::StatefulSets => "statefulsets",
+            Kind::Namespaces => "namespaces",
+            Kind::PersistentVolumes => "persistentvolumes",
+            Kind::PersistentVolumeClaims => "persistentvolumeclaims",
+            Kind::StorageClasses => "storageclasses",
+            Kind::CsiNodes => "csinodes",
+        }
+    }
+}
+
+/// One watch event, by kind.
+pub(super) enum WatchMsg {
+    /// [`Kind::Nodes`].
+    Node(WatchEvent<core::Node>),
+    /// [`Kind::AssignedPods`].
+    AssignedPod(WatchEvent<core::Pod>),
+    /// [`Kind::PendingPods`].
+    PendingPod(WatchEvent<core::Pod>),
+    /// [`Kind::Services`].
+    Service(WatchEvent<core::Service>),
+    /// [`Kind::ReplicationControllers`].
+    Rc(WatchEvent<core::ReplicationController>),
+    /// [`Kind::ReplicaSets`].
+    Rs(WatchEvent<apps::ReplicaSet>),
+    /// [`Kind::StatefulSets`].
+    Ss(WatchEvent<apps::StatefulSet>),
+    /// [`Kind::Namespaces`].
+    Namespace(WatchEvent<core::Namespace>),
+    /// [`Kind::PersistentVolumes`] (boxed: the largest object).
+    Pv(Box<WatchEvent<core::PersistentVolume>>),
+    /// [`Kind::PersistentVolumeClaims`].
+    Pvc(WatchEvent<core::PersistentVolumeClaim>),
+    /// [`Kind::StorageClasses`].
+    StorageClass(WatchEvent<storage::StorageClass>),
+    /// [`Kind::CsiNodes`].
+    CsiNode(WatchEvent<storage::CSINode>),
+}
+
+/// What the scheduling task receives: a watch event, or the end of a binding cycle.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Msg {
+    /// A watch event.
+    Watch(WatchMsg),
+    /// A binding cycle ended (not boxed: watch events are the larger variant anyway).
+    Bound(BindOutcome),
+}
+
+/// Start every watch on `reads`: nodes; assigned pods; pending pods of `scheduler_name`; the
+/// kinds the cache mirrors. Each forwards its events on `tx` until the receiver closes.
+pub(super) fn spawn_watches(
+    reads: &Client,
+    scheduler_name: &str,
+    tx: &mpsc::Sender<Msg>,
+) -> JoinSet<()> {
+    let mut tasks = JoinSet::new();
+    let pending = watcher::Config::default().fields(&format!(
+        "spec.schedulerName={scheduler_name},spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"
+    ));
+    let assigned = watcher::Config::default()
+        .fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
+    let all = watcher::Config::default;
+    let t = &mut tasks;
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::Nodes,
+        WatchMsg::Node,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        assigned,
+        tx.clone(),
+        Kind::AssignedPods,
+        WatchMsg::AssignedPod,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        pending,
+        tx.clone(),
+        Kind::PendingPods,
+        WatchMsg::PendingPod,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::Services,
+        WatchMsg::Service,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::ReplicationControllers,
+        WatchMsg::Rc,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::ReplicaSets,
+        WatchMsg::Rs,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::StatefulSets,
+        WatchMsg::Ss,
+    );
+    // Namespace labels for pod affinity `namespaceSelector` (v1.22 InterPodAffinity lists
+    // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::Namespaces,
+        WatchMsg::Namespace,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::PersistentVolumes,
+        |e| WatchMsg::Pv(Box::new(e)),
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::PersistentVolumeClaims,
+        WatchMsg::Pvc,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::StorageClasses,
+        WatchMsg::StorageClass,
+    );
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::CsiNodes,
+        WatchMsg::CsiNode,
+    );
+    tasks
+}
+
+/// Spawn one watch of `api` (under `config`) that forwards each event, wrapped, on `tx`.
+fn spawn_watch<K, F>(
+    tasks: &mut JoinSet<()>,
+    api: Api<K>,
+    config: watcher::Config,
+    tx: mpsc::Sender<Msg>,
+    kind: Kind,
+    wrap: F,
+) where
+    K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+    F: Fn(WatchEvent<K>) -> WatchMsg + Send + 'static,
+{
+    tasks.spawn(async move {
+        let stream = watcher(api, config).default_backoff();
+        forward(stream, tx, kind, wrap).await;
+    });
+}
+
+fn watcher<K>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> impl Stream<Item = watcher::Result<WatchEvent<K>>>
+where
+    K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+{
+    watcher::watcher(api, config)
+}
+
+async fn forward<K, S, F>(stream: S, tx: mpsc::Sender<Msg>, kind: Kind, wrap: F)
+where
+    S: Stream<Item = watcher::Result<WatchEvent<K>>>,
+    F: Fn(WatchEvent<K>) -> WatchMsg,
+{
+    let mut stream = std::pin::pin!(stream);
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(ev) => {
+                if tx.send(Msg::Watch(wrap(ev))).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) => warn!(watch = kind.name(), error = %e, "Watch failed; retrying with backoff"),
+        }
+    }
+}
+
+/// Relist bookkeeping for one watch: keys present, and the keys seen since the last `Init`.
+#[derive(Default)]
+pub(super) struct Tracked {
+    /// Keys present.
+    pub(super) known: HashSet<String>,
+    relisting: Option<HashSet<String>>,
+    /// The watch has listed once.
+    pub(super) synced: bool,
+}
+
+impl Tracked {
+    /// Feed one event; returns the keys to treat as deleted (present before a relist, absent
+    /// from it) when the event is `InitDone`.
+    pub(super) fn observe<K: Resource>(&mut self, ev: &WatchEvent<K>) -> Vec<String> {
+        match ev {
+            WatchEvent::Init => {
+                self.relisting = Some(HashSet::new());
+                Vec::new()
+            }
+            WatchEvent::InitApply(o) => {
+                let k = key_of(o);
+                if let Some(r) = &mut self.relisting {
+                    r.insert(k.clone());
+                }
+                self.known.insert(k);
+                Vec::new()
+            }
+            WatchEvent::Apply(o) => {
+                self.known.insert(key_of(o));
+                Vec::new()
+            }
+            WatchEvent::Delete(o) => {
+                self.known.remove(&key_of(o));
+                Vec::new()
+            }
+            WatchEvent::InitDone => {
+                self.synced = true;
+                let seen = self.relisting.take().unwrap_or_default();
+                let gone: Vec<String> = self.known.difference(&seen).cloned().collect();
+                for g in &gone {
+                    self.known.remove(g);
+                }
+                gone
+            }
+        }
+    }
+}
+
+/// `namespace/name`, or `name` for a cluster-scoped object.
+pub(super) fn key_of<K: Resource>(o: &K) -> String {
+    let meta = o.meta();
+    match &meta.namespace {
+        Some(ns) => format!("{ns}/{}", meta.name.clone().unwrap_or_default()),
+        None => meta.name.clone().unwrap_or_default(),
+    }
+}
+
+/// `(namespace, name)` of a key ([`key_of`]).
+pub(super) fn split_key(key: &str) -> (&str, &str) {
+    key.split_once('/').unwrap_or(("", key))
+}
