@@ -268,7 +268,9 @@ fn policy_convert(
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let mut loaded = match policy::load_policy_file(file) {
+    // Decoded, validated and built (plugins, extender URLs and TLS material) as `policy check`
+    // does; the conversion also needs the decoded document, so it is loaded here directly.
+    let mut loaded = match scheduler::policy::load_policy_file(file) {
         Ok(l) => l,
         Err(e) => {
             print_error(e);
@@ -280,7 +282,6 @@ fn policy_convert(
     }
     loaded.resolved = loaded.resolved.with_feature_gates(gates);
     let source = file.display().to_string();
-    // The Policy must build into a profile (plugins, extenders), as `policy check` requires.
     if let Err(e) = Profile::from_resolved(loaded.resolved.clone(), &source) {
         print_error(e);
         return ExitCode::from(EXIT_BAD_INPUT);

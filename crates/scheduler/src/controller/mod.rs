@@ -72,8 +72,8 @@ pub use ratelimit::{ApiClients, RateLimitLayer, RateLimiter};
 use self::mirror::Mirrored;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::extender::{Extender, ExtenderBindingArgs};
+use crate::framework::ANNOTATION_GPU_INDEXES;
 use crate::framework::PodInfo;
-use crate::framework::types::ANNOTATION_GPU_INDEXES;
 use crate::profile::Profile;
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
@@ -941,7 +941,7 @@ impl Scheduler {
                             .map(|n| n.labels.clone())
                             .unwrap_or_default(),
                         csi_node: snapshot.volumes().csi_node(&r.node).cloned(),
-                        gates: crate::volume::MigrationGates::default(),
+                        gates: crate::volume::csi::MigrationGates::default(),
                     }
                 });
                 let gpu = assumed.gpu_indexes;
