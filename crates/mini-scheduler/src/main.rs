@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates};
-use scheduler::profile::{PolicySource, Profile};
+use scheduler::profile::{LoadedProfile, PolicySource, Profile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -225,13 +225,13 @@ fn main() -> ExitCode {
 fn load_profile_or_exit(
     source: PolicySource<'_>,
     gates: &FeatureGates,
-) -> Result<Profile, ExitCode> {
+) -> Result<LoadedProfile, ExitCode> {
     match Profile::load(source, gates) {
-        Ok((profile, warnings)) => {
-            for w in &warnings {
+        Ok(loaded) => {
+            for w in loaded.warnings() {
                 tracing::warn!("{}", escape_control_line(w));
             }
-            Ok(profile)
+            Ok(loaded)
         }
         Err(e) => {
             print_error(e);
@@ -243,8 +243,8 @@ fn load_profile_or_exit(
 fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
     // Decoded, validated and built (plugins, extender URLs and TLS material) as `run` does.
     match load_profile_or_exit(PolicySource::File(file), gates) {
-        Ok(profile) => {
-            let text = format!("{}: valid\n{}\n", file.display(), profile.policy);
+        Ok(l) => {
+            let text = format!("{}: valid\n{}\n", file.display(), l.profile.policy);
             finish_output(
                 io::stdout()
                     .lock()
@@ -268,24 +268,16 @@ fn policy_convert(
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    // Decoded, validated and built (plugins, extender URLs and TLS material) as `policy check`
-    // does; the conversion also needs the decoded document, so it is loaded here directly.
-    let mut loaded = match scheduler::policy::load_policy_file(file) {
-        Ok(l) => l,
-        Err(e) => {
-            print_error(e);
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+    // The Policy must build into a profile, as `policy check` requires.
+    // A file always loads a document (`policy` is `None` for the DefaultProvider only).
+    let loaded = match load_profile_or_exit(PolicySource::File(file), gates) {
+        Ok(LoadedProfile {
+            policy: Some(l), ..
+        }) => l,
+        Ok(_) => return ExitCode::FAILURE,
+        Err(code) => return code,
     };
-    for w in &loaded.warnings {
-        tracing::warn!("{}", escape_control_line(w));
-    }
-    loaded.resolved = loaded.resolved.with_feature_gates(gates);
     let source = file.display().to_string();
-    if let Err(e) = Profile::from_resolved(loaded.resolved.clone(), &source) {
-        print_error(e);
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
     let conversion =
         match scheduler::config::convert_policy(&loaded, &source, version, scheduler_name) {
             Ok(c) => c,
@@ -341,7 +333,7 @@ fn simulate_profiles(
             text: DEMO_POLICY,
         },
     };
-    let profile = load_profile_or_exit(source, gates)?;
+    let profile = load_profile_or_exit(source, gates)?.profile;
     Ok((
         vec![sim::SimProfile {
             scheduler_name: args.scheduler_name.clone(),

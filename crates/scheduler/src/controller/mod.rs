@@ -505,8 +505,12 @@ pub async fn run(
             s.report_malformed();
         }
         s.publish_queue_metrics();
+        // Every replica records its cache sync (`/readyz`), leading or not: a follower is
+        // ready to take over once its caches are warm (kube-scheduler's readyz check
+        // `sched-handler-sync` passes before leader election starts).
+        let synced = s.synced();
         if current.is_some()
-            && s.synced()
+            && synced
             && let Some(guard) = leader.leadership()
             && let Some(qp) = s.queue.pop()
         {
