@@ -146,8 +146,13 @@ async fn failed_bindings_and_status_patches_are_requeued_and_bound_once() {
 
     f.fail_matching(RequestMatch::pod_status_patches(), 1, 429);
     create_pod(&api, &pod("big", "3")).await;
-    wait_for("FailedScheduling for big", WAIT, || {
+    // The event and the status patch are separate writes (v1.22's recordSchedulingFailure
+    // records the event, then patches the PodScheduled condition): wait for both.
+    wait_for("FailedScheduling and a status patch for big", WAIT, || {
         !event_notes(&api, "big", "FailedScheduling").is_empty()
+            && api.writes().iter().any(|w| {
+                w.subresource.as_deref() == Some("status") && w.name.as_deref() == Some("big")
+            })
     })
     .await;
     let status_codes: Vec<u16> = api
