@@ -231,12 +231,23 @@ fn invalid_score(plugin: &str, score: i64) -> ScheduleError {
     }
 }
 
+/// How `selectHost` chooses among the nodes with the top total score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TieBreak {
+    /// Uniformly at random with the seeded RNG, as kube-scheduler does.
+    #[default]
+    Random,
+    /// The node with the lowest name, as the FGD paper's simulator does.
+    NodeName,
+}
+
 /// Scheduling algorithm state kept across cycles: the configuration, the RNG that breaks ties,
 /// the rotating start index, and reusable buffers.
 pub struct Algorithm {
     /// `percentageOfNodesToScore` (0 = adaptive, 100 = all).
     pub percentage_of_nodes_to_score: i32,
     rng: StdRng,
+    tie_break: TieBreak,
     next_start_node_index: usize,
     candidates: Vec<u32>,
     failed: Vec<(u32, Status)>,
@@ -261,6 +272,7 @@ impl Algorithm {
         Algorithm {
             percentage_of_nodes_to_score,
             rng: StdRng::seed_from_u64(seed),
+            tie_break: TieBreak::Random,
             next_start_node_index: 0,
             candidates: Vec::new(),
             failed: Vec::new(),
@@ -275,6 +287,11 @@ impl Algorithm {
             state: CycleState::new(),
             extenders: Vec::new(),
         }
+    }
+
+    /// How ties among the best-scored nodes are broken (default [`TieBreak::Random`]).
+    pub fn set_tie_break(&mut self, tie_break: TieBreak) {
+        self.tie_break = tie_break;
     }
 
     /// What the last [`Self::schedule`] call spent in each extension point.
@@ -602,7 +619,13 @@ impl Algorithm {
         self.candidates = feasible;
         let (chosen, scores) = result?;
         let node = &nodes[chosen as usize];
-        let gpu_indexes = node.pick_gpus(pod.gpu).unwrap_or_default();
+        // The devices follow the scorer that chooses them (FGD), else the default best fit.
+        let gpu_indexes = fwk
+            .scores
+            .iter()
+            .find_map(|ws| ws.plugin.gpu_indexes(&self.state, pod, snapshot, node))
+            .or_else(|| node.pick_gpus(pod.gpu))
+            .unwrap_or_default();
         let mut reservations = Vec::new();
         for &fi in &self.active {
             let f = &fwk.filters[fi];
@@ -816,18 +839,30 @@ impl Algorithm {
                     ties += 1;
                 }
             }
-            let pick = if ties > 1 {
-                self.rng.random_range(0..ties)
+            let best = if ties > 1 && self.tie_break == TieBreak::NodeName {
+                self.totals
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| **t == max)
+                    .min_by(|(a, _), (b, _)| {
+                        nodes[feasible[*a] as usize]
+                            .name
+                            .cmp(&nodes[feasible[*b] as usize].name)
+                    })
+                    .map_or(0, |(j, _)| j)
             } else {
-                0
+                let pick = if ties > 1 {
+                    self.rng.random_range(0..ties)
+                } else {
+                    0
+                };
+                self.totals
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| **t == max)
+                    .nth(pick)
+                    .map_or(0, |(j, _)| j)
             };
-            let best = self
-                .totals
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| **t == max)
-                .nth(pick)
-                .map_or(0, |(j, _)| j);
             feasible[best]
         };
 

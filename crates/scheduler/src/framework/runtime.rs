@@ -121,6 +121,12 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
             args.inter_pod_affinity.hard_pod_affinity_weight,
         )),
         plugins::pod_topology_spread::NAME => Box::new(pod_topology_spread(args)),
+        plugins::gpu_best_fit::NAME => Box::new(plugins::GpuBestFit),
+        plugins::gpu_clustering::NAME => Box::new(plugins::GpuClustering),
+        plugins::gpu_dot_product::NAME => Box::new(plugins::GpuDotProduct),
+        plugins::gpu_packing::NAME => Box::new(plugins::GpuPacking),
+        plugins::gpu_fgd::NAME => Box::new(plugins::GpuFragmentation::new()),
+        plugins::gpu_fgd::NAME_STRANDING => Box::new(plugins::GpuFragmentation::stranding()),
         _ => return None,
     })
 }

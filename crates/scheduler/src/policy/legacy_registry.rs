@@ -90,6 +90,13 @@ pub const IMPLEMENTED_SCORE_PLUGINS: &[&str] = &[
     "TaintToleration",
     "InterPodAffinity",
     "PodTopologySpread",
+    // GPU placement (mini-scheduler's, not v1.22's): the FGD paper's scorers.
+    "GpuBestFit",
+    "GpuClustering",
+    "GpuDotProduct",
+    "GpuFragmentation",
+    "GpuFragmentationStranding",
+    "GpuPacking",
 ];
 
 /// Whether this build calls HTTP extenders (it does: [`crate::extender`]). Were it false, a
@@ -154,13 +161,23 @@ const NODE_LABEL_PREDICATE: &str = "CheckNodeLabelPresence";
 /// `DefaultPodTopologySpread` off for `SelectorSpreadPriority`; see
 /// [`ResolvedPolicy::with_feature_gates`] for the gate-on translation). `NodeLabel`, `ServiceAffinity`
 /// and `RequestedToCapacityRatio` are the keys custom priorities (with an argument) resolve to;
-/// they are registered names too.
+/// they are registered names too. The `Gpu*`, `BestFitPriority` and `DotProductPriority` keys are
+/// mini-scheduler's GPU placement scorers (the FGD paper's, not v1.22's).
 const PRIORITIES: &[(&str, &str)] = &[
     (
         "BalancedResourceAllocation",
         "NodeResourcesBalancedAllocation",
     ),
+    ("BestFitPriority", "GpuBestFit"),
+    ("DotProductPriority", "GpuDotProduct"),
     ("EvenPodsSpreadPriority", "PodTopologySpread"),
+    ("GpuClusteringPriority", "GpuClustering"),
+    ("GpuFragmentationPriority", "GpuFragmentation"),
+    (
+        "GpuFragmentationStrandingPriority",
+        "GpuFragmentationStranding",
+    ),
+    ("GpuPackingPriority", "GpuPacking"),
     ("ImageLocalityPriority", "ImageLocality"),
     ("InterPodAffinityPriority", "InterPodAffinity"),
     ("LeastRequestedPriority", "NodeResourcesLeastAllocated"),

@@ -26,6 +26,7 @@
 
 pub mod files;
 pub mod openb;
+pub mod replay;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -196,6 +197,9 @@ pub enum SimError {
     /// An extender of the policy cannot be set up (URL, TLS material).
     #[error(transparent)]
     Extender(#[from] crate::extender::ExtenderConfigError),
+    /// A replay option cannot be applied (`--inflate`).
+    #[error(transparent)]
+    Replay(#[from] replay::ReplayError),
 }
 
 impl From<Box<DecodeError>> for SimError {
@@ -325,6 +329,10 @@ pub struct Summary {
     pub wall_time_seconds: f64,
     /// Pods attempted per second of that time.
     pub pods_per_second: f64,
+    /// With the replay options (`--shuffle-seed`, `--inflate`, `--timeline`): the FGD paper's
+    /// figures ([`replay::ReplaySummary`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<replay::ReplaySummary>,
 }
 
 /// The whole report (`--output json`).
@@ -571,6 +579,7 @@ pub struct Simulation {
     warnings: Vec<String>,
     pod_width: usize,
     node_width: usize,
+    replay: Option<replay::ReplayRecorder>,
 }
 
 impl Simulation {
@@ -583,9 +592,26 @@ impl Simulation {
     /// an extender that cannot be set up. Malformed pods do not stop the run: they are reported
     /// `Unschedulable`.
     pub fn new(
+        cluster: Cluster,
+        policy: &ResolvedPolicy,
+        cfg: &SimulationConfig,
+    ) -> Result<Self, SimError> {
+        Self::with_replay(cluster, policy, cfg, replay::ReplayOptions::default())
+    }
+
+    /// As [`Simulation::new`], with the FGD paper's replay method ([`replay`]): the pending
+    /// pods shuffled and inflated as `options` say (the queue then keeps that order), ties
+    /// broken as it says, and the timeline recorded. The workload's typical pods (for the GPU
+    /// fragmentation scorers and the timeline) are those of the running and pending pods read,
+    /// before inflation.
+    ///
+    /// # Errors
+    /// As [`Simulation::new`], and [`SimError::Replay`] for an inflation that cannot be done.
+    pub fn with_replay(
         mut cluster: Cluster,
         policy: &ResolvedPolicy,
         cfg: &SimulationConfig,
+        options: replay::ReplayOptions,
     ) -> Result<Self, SimError> {
         let fwk = Framework::from_policy(policy)?;
         generate_names(&mut cluster, cfg.seed);
@@ -741,7 +767,32 @@ impl Simulation {
                 .then(a.creation_timestamp.cmp(&b.creation_timestamp))
                 .then(ia.cmp(ib))
         });
-        let queue: Vec<PodInfo> = queue.into_iter().map(|(_, p)| p).collect();
+        let mut queue: Vec<PodInfo> = queue.into_iter().map(|(_, p)| p).collect();
+
+        // The workload's typical pods: the pods running and pending, before any inflation.
+        let typical = Arc::new(crate::framework::plugins::gpu_frag::TypicalPods::from_pods(
+            snapshot
+                .nodes()
+                .iter()
+                .flat_map(|n| n.pods.iter().map(|p| &**p))
+                .chain(queue.iter()),
+        ));
+        snapshot.set_typical_pods(Some(typical.clone()));
+        let mut inflated = 0i64;
+        let mut rng = match options.shuffle_seed {
+            Some(seed) => replay::shuffle(&mut queue, seed),
+            None => StdRng::seed_from_u64(cfg.seed),
+        };
+        if let Some(f) = options.inflate {
+            let capacity = gpu_usage(&snapshot).capacity_milli;
+            inflated = replay::inflate(&mut queue, f, capacity, &mut rng)?;
+        }
+        let recorder = options.records().then(|| {
+            let mut r = replay::ReplayRecorder::new(options.clone(), typical, &snapshot);
+            r.inflated_pods = inflated;
+            r
+        });
+        let total_pods = usize::try_from(total_pods as i64 + inflated).unwrap_or(0);
 
         let pod_width = decided
             .iter()
@@ -759,6 +810,7 @@ impl Simulation {
             .max(4);
 
         let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+        algo.set_tie_break(options.tie_break);
         // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
         // extender's bind verb is not called.
         algo.set_extenders(crate::extender::build_extenders(&policy.extenders)?);
@@ -781,7 +833,13 @@ impl Simulation {
             warnings,
             pod_width,
             node_width,
+            replay: recorder,
         })
+    }
+
+    /// The replay timeline so far (with the replay options), one row per pod tried.
+    pub fn timeline(&self) -> Option<&[replay::TimelineRow]> {
+        self.replay.as_ref().map(|r| r.rows.as_slice())
     }
 
     /// Widest `namespace/name` among the pods (at least 3), for aligned tables.
@@ -820,6 +878,7 @@ impl Simulation {
             } else {
                 0.0
             },
+            replay: self.replay.as_ref().map(replay::ReplayRecorder::summary),
         }
     }
 
@@ -929,7 +988,18 @@ impl Iterator for Simulation {
             None => {
                 let pod = self.queue.next()?;
                 let started = Instant::now();
+                let record = self
+                    .replay
+                    .is_some()
+                    .then(|| (pod.key(), replay::gpu_request_milli(&pod)));
                 let o = self.schedule(pod);
+                if let (Some(r), Some((key, request))) = (self.replay.as_mut(), record) {
+                    let node = match (&o.status, &o.node) {
+                        (PodStatus::Scheduled, Some(n)) => self.snapshot.node_index(n),
+                        _ => None,
+                    };
+                    r.record(key, request, node, &self.snapshot);
+                }
                 self.busy += started.elapsed();
                 o
             }

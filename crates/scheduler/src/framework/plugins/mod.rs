@@ -2,6 +2,12 @@
 //! predicate and priority names map onto them in [`crate::policy`].
 
 pub mod balanced_allocation;
+pub mod gpu_best_fit;
+pub mod gpu_clustering;
+pub mod gpu_dot_product;
+pub mod gpu_fgd;
+pub mod gpu_frag;
+pub mod gpu_packing;
 pub mod gpu_share;
 pub mod helper;
 pub mod image_locality;
@@ -32,6 +38,11 @@ pub(crate) mod testutil;
 pub(crate) mod testutil_topology;
 
 pub use balanced_allocation::BalancedAllocation;
+pub use gpu_best_fit::GpuBestFit;
+pub use gpu_clustering::GpuClustering;
+pub use gpu_dot_product::GpuDotProduct;
+pub use gpu_fgd::GpuFragmentation;
+pub use gpu_packing::GpuPacking;
 pub use gpu_share::GpuShare;
 pub use image_locality::ImageLocality;
 pub use inter_pod_affinity::InterPodAffinity;
