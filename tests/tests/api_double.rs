@@ -627,14 +627,15 @@ async fn faults_are_per_client() {
         .await
         .unwrap();
 
-    // Latency applies to one client only.
-    api.faults("replica-a").latency(Duration::from_millis(150));
+    // Latency applies to one client only. The latency is long so that b's bound is generous
+    // on a loaded machine; only a's lower bound is exact.
+    api.faults("replica-a").latency(Duration::from_secs(3));
     let t = std::time::Instant::now();
     b.get("from-b").await.unwrap();
-    assert!(t.elapsed() < Duration::from_millis(150));
+    assert!(t.elapsed() < Duration::from_secs(3));
     let t = std::time::Instant::now();
     a.get("from-b").await.unwrap();
-    assert!(t.elapsed() >= Duration::from_millis(150));
+    assert!(t.elapsed() >= Duration::from_secs(3));
 
     // fail_all until heal.
     api.faults("replica-a").heal().fail_all(500);

@@ -22,7 +22,7 @@ use scheduler::controller::{
     ANNOTATION_LEASE_TRANSITIONS, ANNOTATION_LEASE_UID, ANNOTATION_SCHEDULED_BY, RunOutcome,
 };
 use scheduler::sim::{self, Cluster, PodStatus, SimulationConfig};
-use tests::apiserver::{ApiServer, WriteRecord};
+use tests::apiserver::{ApiServer, RequestMatch, WriteRecord};
 use tests::objects::{self, event_notes, node_of, pod_scheduled, wait_for};
 use tests::replica::{
     LEASE_DURATION, LEASE_NAME, LEASE_NAMESPACE, RENEW_DEADLINE, ReplicaHandle, SCHEDULER_NAME,
@@ -637,14 +637,12 @@ async fn binding_conflict_is_not_retried() {
     let r = spawn_replica(&api, "replica-1", true).await;
     wait_synced_leader(&r).await;
 
-    // Our Binding reaches the server 1.5 s after it is sent; the other party's lands first.
-    api.faults("replica-1").latency(Duration::from_millis(1500));
+    // Our Binding is held on its way to the server; the other party's lands first.
+    api.faults("replica-1")
+        .hold_matching(RequestMatch::bindings());
     create_pod(&api, &pod("contested", "500m", "256Mi")).await;
-    wait_for("the scheduler picked a node", WAIT, || {
-        r.metric(
-            "scheduler_schedule_attempts_total",
-            &[("result", "scheduled")],
-        ) >= 1.0
+    wait_for("the scheduler's Binding is in flight", WAIT, || {
+        api.faults("replica-1").held() >= 1
     })
     .await;
     let other = Binding {
@@ -668,6 +666,7 @@ async fn binding_conflict_is_not_retried() {
         )
         .await
         .unwrap();
+    api.faults("replica-1").release();
     wait_for("the scheduler's Binding answered", WAIT, || {
         binding_writes(&api, "contested")
             .iter()

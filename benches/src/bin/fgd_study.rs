@@ -23,6 +23,7 @@ use clap::Parser;
 use plotters::prelude::*;
 
 use scheduler::policy::{self, ResolvedPolicy};
+use scheduler::profile::Profile;
 use scheduler::schedule_one::TieBreak;
 use scheduler::sim::replay::{ReplayOptions, unallocated_at};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
@@ -178,7 +179,9 @@ fn run_one(
         timeline: true,
     };
     let started = Instant::now();
-    let mut run = Simulation::with_replay(cluster, policy, &cfg, opts).expect("simulation");
+    // A profile per run: the FGD scorer's memo is the run's own.
+    let profile = Profile::from_resolved(policy.clone(), stem).expect("building the policy");
+    let mut run = Simulation::with_replay(cluster, &profile, &cfg, opts).expect("simulation");
     let mut pods = 0;
     let mut failed = 0;
     for o in run.by_ref() {

@@ -1,5 +1,6 @@
 //! `mini-scheduler`: a Kubernetes secondary scheduler driven by a legacy kube-scheduler Policy
-//! file. Subcommands: `simulate` (the scheduling cycle over cluster files) and `policy check`.
+//! file. Subcommands: `simulate` (the scheduling cycle over cluster files), `run`, `policy check`
+//! and `policy convert` (to a KubeSchedulerConfiguration).
 
 mod output;
 mod run;
@@ -11,8 +12,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
-use scheduler::policy::{self, FeatureGates, LoadedPolicy};
+use scheduler::policy::{self, FeatureGates};
+use scheduler::profile::{PolicySource, Profile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -25,7 +28,7 @@ const DEMO_CLUSTER: &str = include_str!("../../../config/demo-cluster.yaml");
 /// The sample policy shipped in `config/policy-config-file.json`.
 const DEMO_POLICY: &str = include_str!("../../../config/policy-config-file.json");
 
-/// Exit code for bad input (policy, cluster files), as kube-scheduler's flag errors.
+/// Exit code for bad input (policy, cluster files, flags), as kube-scheduler's flag errors.
 const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser, Debug)]
@@ -83,6 +86,21 @@ enum PolicyCommand {
     Check {
         /// Policy file (JSON or YAML, `kind: Policy`, `apiVersion: v1`).
         file: PathBuf,
+    },
+    /// Print the KubeSchedulerConfiguration a Policy file resolves to (YAML on stdout): one
+    /// profile with the plugins per extension point, their weights and arguments, and the
+    /// extenders. What the target version cannot express is left out with a warning on stderr
+    /// naming the nearest equivalent. Exit code 2 when the Policy is invalid.
+    Convert {
+        /// Policy file (JSON or YAML, `kind: Policy`, `apiVersion: v1`).
+        file: PathBuf,
+        /// Configuration version: v1beta2 (read by kube-scheduler v1.22-v1.27), v1beta3
+        /// (v1.23-v1.28) or v1 (v1.25+).
+        #[arg(long = "to", default_value = "v1beta2", value_parser = ["v1beta2", "v1beta3", "v1"])]
+        to: String,
+        /// schedulerName of the profile: pods with this spec.schedulerName use it.
+        #[arg(long, default_value = "mini-scheduler")]
+        scheduler_name: String,
     },
 }
 
@@ -217,7 +235,7 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run(args) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt.block_on(run::run(args, gates)),
+            Ok(rt) => rt.block_on(run::run(args, &gates)),
             Err(e) => {
                 print_error(format_args!("starting the async runtime: {e}"));
                 ExitCode::FAILURE
@@ -226,26 +244,31 @@ fn main() -> ExitCode {
         Command::Policy {
             command: PolicyCommand::Check { file },
         } => policy_check(&file, &gates),
+        Command::Policy {
+            command:
+                PolicyCommand::Convert {
+                    file,
+                    to,
+                    scheduler_name,
+                },
+        } => policy_convert(&file, &to, &scheduler_name, &gates),
         Command::Simulate(args) => simulate(args, &gates),
     }
 }
 
-/// The policy file (or the bundled sample) loaded and resolved under `gates`.
-fn load_policy_or_exit(
-    path: Option<&PathBuf>,
+/// The profile of `source` under `gates` ([`Profile::load`]), its warnings logged; on error
+/// the message is printed and the exit code is [`EXIT_BAD_INPUT`]. Every subcommand loads its
+/// policy through here.
+fn load_profile_or_exit(
+    source: PolicySource<'_>,
     gates: &FeatureGates,
-) -> Result<LoadedPolicy, ExitCode> {
-    let loaded = match path {
-        Some(p) => policy::load_policy_file(p),
-        None => policy::parse_policy("config/policy-config-file.json (bundled)", DEMO_POLICY),
-    };
-    match loaded {
-        Ok(mut l) => {
-            for w in &l.warnings {
+) -> Result<Profile, ExitCode> {
+    match Profile::load(source, gates) {
+        Ok((profile, warnings)) => {
+            for w in &warnings {
                 tracing::warn!("{}", escape_control_line(w));
             }
-            l.resolved = l.resolved.with_feature_gates(gates);
-            Ok(l)
+            Ok(profile)
         }
         Err(e) => {
             print_error(e);
@@ -254,20 +277,11 @@ fn load_policy_or_exit(
     }
 }
 
-fn policy_check(file: &PathBuf, gates: &FeatureGates) -> ExitCode {
-    match load_policy_or_exit(Some(file), gates) {
-        Ok(l) => {
-            // The plugins must also build into a profile (e.g. weights that cannot overflow).
-            if let Err(e) = scheduler::Framework::from_policy(&l.resolved) {
-                print_error(format_args!("{}: {e}", file.display()));
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-            // Extender URLs and TLS material (files are read) must be usable.
-            if let Err(e) = scheduler::extender::build_extenders(&l.resolved.extenders) {
-                print_error(format_args!("{}: {e}", file.display()));
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-            let text = format!("{}: valid\n{}\n", file.display(), l.resolved);
+fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
+    // Decoded, validated and built (plugins, extender URLs and TLS material) as `run` does.
+    match load_profile_or_exit(PolicySource::File(file), gates) {
+        Ok(profile) => {
+            let text = format!("{}: valid\n{}\n", file.display(), profile.policy);
             finish_output(
                 io::stdout()
                     .lock()
@@ -278,9 +292,66 @@ fn policy_check(file: &PathBuf, gates: &FeatureGates) -> ExitCode {
     }
 }
 
-fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
-    let loaded = match load_policy_or_exit(args.policy.as_ref(), gates) {
+fn policy_convert(
+    file: &PathBuf,
+    to: &str,
+    scheduler_name: &str,
+    gates: &FeatureGates,
+) -> ExitCode {
+    let version = match to.parse::<ConfigVersion>() {
+        Ok(v) => v,
+        Err(e) => {
+            print_error(format_args!("--to: {e}"));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    // Decoded, validated and built (plugins, extender URLs and TLS material) as `policy check`
+    // does; the conversion also needs the decoded document, so it is loaded here directly.
+    let mut loaded = match scheduler::policy::load_policy_file(file) {
         Ok(l) => l,
+        Err(e) => {
+            print_error(e);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    for w in &loaded.warnings {
+        tracing::warn!("{}", escape_control_line(w));
+    }
+    loaded.resolved = loaded.resolved.with_feature_gates(gates);
+    if let Err(e) = Profile::from_resolved(loaded.resolved.clone(), &file.display().to_string()) {
+        print_error(e);
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let source = file.display().to_string();
+    let conversion =
+        match scheduler::config::convert_policy(&loaded, &source, version, scheduler_name) {
+            Ok(c) => c,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+    for w in &conversion.warnings {
+        let _ = writeln!(io::stderr(), "warning: {}", escape_control_line(w));
+    }
+    // serde_yaml quotes and escapes control characters itself.
+    finish_output(
+        io::stdout()
+            .lock()
+            .write_all(conversion.to_yaml().as_bytes()),
+    )
+}
+
+fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
+    let source = match &args.policy {
+        Some(p) => PolicySource::File(p),
+        None => PolicySource::Text {
+            name: "config/policy-config-file.json (bundled)",
+            text: DEMO_POLICY,
+        },
+    };
+    let profile = match load_profile_or_exit(source, gates) {
+        Ok(p) => p,
         Err(code) => return code,
     };
     let mut cluster = Cluster::default();
@@ -313,14 +384,13 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let mut run =
-        match Simulation::with_replay(cluster, &loaded.resolved, &cfg, args.replay.options()) {
-            Ok(r) => r,
-            Err(e) => {
-                print_error(e);
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-        };
+    let mut run = match Simulation::with_replay(cluster, &profile, &cfg, args.replay.options()) {
+        Ok(r) => r,
+        Err(e) => {
+            print_error(e);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     for w in run.warnings() {
         tracing::warn!("{}", escape_control_line(w));
     }

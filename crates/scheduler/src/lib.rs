@@ -6,6 +6,7 @@
 //! on the framework scale 0..=100.
 
 pub mod cache;
+pub mod config;
 pub mod controller;
 pub mod escape;
 pub mod extender;
@@ -13,6 +14,7 @@ pub mod framework;
 pub mod labels;
 pub mod nesting;
 pub mod policy;
+pub mod profile;
 pub mod quantity;
 pub mod queue;
 pub mod schedule_one;
@@ -21,5 +23,6 @@ pub mod snapshot;
 pub mod volume;
 
 pub use framework::{Framework, NodeInfo, PodInfo, Status};
+pub use profile::{Profile, ProfileError};
 pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};
 pub use snapshot::Snapshot;

@@ -31,14 +31,33 @@
 //! the last parentheses of its `User-Agent` (`mini-scheduler/0.1.0 (replica-1)` → `replica-1`,
 //! the format the product uses), else the whole `User-Agent`, else `unknown`.
 //!
-//! # Simplifications
-//! Deletes are immediate (no graceful deletion or finalizers); a create or update with
-//! `dryRun` is applied; LIST always reads the latest state (any `resourceVersion` is served as
-//! "not older than"); a watch from an RV newer than the store starts at the current state;
-//! core/v1 and events.k8s.io/v1 events are separate stores; no admission, defaulting or
-//! schema validation beyond what is documented on [`ApiServer`] and the create defaults of the
-//! storage kinds (PV/PVC status `{phase: Pending}`, StorageClass `reclaimPolicy: Delete` and
-//! `volumeBindingMode: Immediate`). No PV controller runs: tests play it.
+//! # Read semantics
+//! LIST honours `resourceVersion` and `resourceVersionMatch` (unset: latest; `0` or `N`
+//! NotOlderThan: the latest state, which is not older; `Exact`: the state at `N` rebuilt from the
+//! retained history, 410 once compacted; an `N` the store has not reached waits up to 3 s, then
+//! 504 `Too large resource version`), and refuses a resourceVersion with `continue` (400). A
+//! continue token answers 410 once the history of its snapshot was compacted
+//! ([`ApiServer::compact`] or the history limit), as etcd compaction expires real tokens. A
+//! watch from a resourceVersion not reached yet waits up to 3 s, then fails in-stream with 504.
+//!
+//! # Writes
+//! `dryRun=All` (query, or the DeleteOptions body) validates and answers without storing, and
+//! is marked in the write record. A pod bound to a node and not finished is deleted gracefully:
+//! `deletionTimestamp` + `deletionGracePeriodSeconds` (MODIFIED), then the simulated kubelet's
+//! final delete (DELETED; see [`ApiServerBuilder::kubelet`]).
+//!
+//! # Simplifications (and why no test depends on them)
+//! - Bookmarks come every 60 s ([`ApiServerBuilder::bookmark_interval`]) and when a watch
+//!   times out; kube-apiserver v1.22 sends them about once a minute and shortly (2 s) before
+//!   the timeout. Nothing waits for a bookmark: the scheduler's read barrier after a Lease
+//!   acquisition uses a LIST, the watcher only stores the bookmark's resourceVersion.
+//! - Continue tokens are opaque `id-offset` strings, not base64 JSON; a 410 on an expired
+//!   token carries no "inconsistent continue" token (clients relist, as kube's watcher does).
+//! - No finalizers; no admission, defaulting or schema validation beyond what is documented
+//!   on [`ApiServer`] and the create defaults of the storage kinds (PV/PVC status
+//!   `{phase: Pending}`, StorageClass `reclaimPolicy: Delete` and `volumeBindingMode:
+//!   Immediate`); core/v1 and events.k8s.io/v1 events are separate stores. No PV controller
+//!   runs: tests play it.
 
 mod faults;
 mod requests;
@@ -64,14 +83,15 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 pub use faults::ClientFaults;
-use faults::FaultTable;
+pub use faults::RequestMatch;
+use faults::{FaultTable, RequestInfo};
 pub use requests::RequestRecord;
 pub use resources::Resource;
 use resources::{Target, parse_path};
 use selectors::{FieldSelector, LabelSelector};
 pub use status::ApiError;
 pub use store::WriteRecord;
-use store::{EventType, Part, State, StoreEvent};
+use store::{Deleted, EventType, ListAt, Part, State, StoreEvent};
 
 /// Client identity used for requests without a usable `User-Agent`.
 pub const UNKNOWN_CLIENT: &str = "unknown";
@@ -80,6 +100,8 @@ pub const HEADER_CLIENT_IDENTITY: &str = "x-client-identity";
 
 struct Shared {
     state: Mutex<State>,
+    /// When the simulated kubelet finishes a graceful pod delete ([`ApiServerBuilder::kubelet`]).
+    kubelet: Option<Duration>,
     /// Every request received, in arrival order ([`ApiServer::requests`]).
     requests: Mutex<Vec<RequestRecord>>,
     faults: Arc<FaultTable>,
@@ -97,6 +119,7 @@ impl Shared {
 pub struct ApiServerBuilder {
     history_limit: usize,
     bookmark_interval: Option<Duration>,
+    kubelet: Option<Duration>,
 }
 
 impl ApiServerBuilder {
@@ -114,6 +137,16 @@ impl ApiServerBuilder {
         self
     }
 
+    /// The simulated kubelet: a pod deleted gracefully (bound, running) is terminating until the
+    /// kubelet's final delete, `delay` after the graceful one (default `Some(0)`: at once, so
+    /// watchers see MODIFIED with `deletionTimestamp`, then DELETED). `None`: no kubelet runs,
+    /// terminating pods stay until deleted with `gracePeriodSeconds: 0` or
+    /// [`ApiServer::remove`]d.
+    pub fn kubelet(mut self, delay: Option<Duration>) -> Self {
+        self.kubelet = delay;
+        self
+    }
+
     /// Binds `127.0.0.1:0` and serves in a background task.
     ///
     /// # Panics
@@ -125,6 +158,7 @@ impl ApiServerBuilder {
         let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
             state: Mutex::new(State::new(self.history_limit)),
+            kubelet: self.kubelet,
             requests: Mutex::new(Vec::new()),
             faults: Arc::new(FaultTable::default()),
             bookmark_interval: self.bookmark_interval,
@@ -222,6 +256,7 @@ impl ApiServer {
         ApiServerBuilder {
             history_limit: 10_000,
             bookmark_interval: Some(Duration::from_secs(60)),
+            kubelet: Some(Duration::ZERO),
         }
     }
 
@@ -497,6 +532,97 @@ fn selectors(
     Ok((labels, fields))
 }
 
+/// How a LIST reads, from `resourceVersion`, `resourceVersionMatch` and `continue`
+/// (`ValidateListOptions` and the etcd3 store's rules, v1.22).
+fn list_at(q: &HashMap<String, String>) -> Result<ListAt, ApiError> {
+    let rv = q.get("resourceVersion").filter(|v| !v.is_empty());
+    let m = q.get("resourceVersionMatch").filter(|v| !v.is_empty());
+    let cont = q.get("continue").is_some_and(|c| !c.is_empty());
+    if cont && rv.is_some_and(|v| v != "0") {
+        return Err(ApiError::bad_request(
+            "specifying resource version is not allowed when using continue",
+        ));
+    }
+    let Some(rv) = rv else {
+        return match m {
+            Some(_) => Err(ApiError::invalid_options(
+                "ListOptions",
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )),
+            None => Ok(ListAt::Latest),
+        };
+    };
+    let n: u64 = rv
+        .parse()
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?;
+    match m.map(String::as_str) {
+        None | Some("NotOlderThan") => Ok(ListAt::NotOlderThan(n)),
+        Some("Exact") if n == 0 => Err(ApiError::invalid_options(
+            "ListOptions",
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+        )),
+        Some("Exact") => Ok(ListAt::Exact(n)),
+        Some(other) => Err(ApiError::invalid_options(
+            "ListOptions",
+            "resourceVersionMatch",
+            &format!("Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\""),
+        )),
+    }
+}
+
+/// Waits (at most 3 s, as the watch cache's `waitUntilFreshAndBlock`) until the store has
+/// reached resourceVersion `n`; whether it did.
+async fn wait_fresh(shared: &Shared, n: u64) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        if shared.lock().resource_version() >= n {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The `dryRun` option, from the query or (DELETE) the DeleteOptions body's `dryRun` list:
+/// `All` or absent; anything else is 422 on the verb's options.
+fn dry_run(method: &Method, q: &HashMap<String, String>, body: &Bytes) -> Result<bool, ApiError> {
+    let from_body = || {
+        let v: Value = serde_json::from_slice(body).ok()?;
+        match v.get("dryRun")? {
+            Value::Array(a) => a.first().and_then(Value::as_str).map(str::to_string),
+            Value::String(s) => Some(s.clone()),
+            _ => None,
+        }
+    };
+    let v = match q.get("dryRun") {
+        Some(v) => v.clone(),
+        None if *method == Method::DELETE && !body.is_empty() => match from_body() {
+            Some(v) => v,
+            None => return Ok(false),
+        },
+        None => return Ok(false),
+    };
+    if v == "All" {
+        return Ok(true);
+    }
+    let kind = match *method {
+        Method::POST => "CreateOptions",
+        Method::PUT => "UpdateOptions",
+        Method::PATCH => "PatchOptions",
+        Method::DELETE => "DeleteOptions",
+        _ => return Ok(false),
+    };
+    Err(ApiError::invalid_options(
+        kind,
+        "dryRun",
+        &format!("Unsupported value: {v:?}: supported values: \"All\""),
+    ))
+}
+
 fn dispatch(
     st: &mut State,
     method: &Method,
@@ -522,6 +648,7 @@ fn dispatch(
         (Method::GET, None) if sub.is_none() => {
             let (labels, fields) = selectors(t, q)?;
             let limit = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0);
+            let at = list_at(q)?;
             let list = st.list(
                 r,
                 t.namespace.as_deref(),
@@ -529,6 +656,7 @@ fn dispatch(
                 &fields,
                 limit,
                 q.get("continue").map(String::as_str),
+                at,
             )?;
             Ok((200, Arc::new(list), None, None))
         }
@@ -563,7 +691,9 @@ fn dispatch(
         }
         (Method::DELETE, Some(name)) if sub.is_none() => {
             let before = st.resource_version();
-            let out = st.delete(r, ns, name, &body?)?;
+            let out = match st.delete_pod_or_object(r, ns, name, &body?)? {
+                Deleted::Gone(v) | Deleted::Terminating(v) => v,
+            };
             let rv = (st.resource_version() != before).then(|| st.resource_version().to_string());
             Ok((200, Arc::new(out), rv, Some(name.to_string())))
         }
@@ -576,8 +706,28 @@ fn dispatch(
     }
 }
 
+/// Serves one request in a task of its own: a request that reached the server is handled to
+/// the end even if its client goes away (a held write is still applied when released, as a
+/// request already in kube-apiserver's hands is, whatever became of its sender).
 async fn handle(
     AxumState(shared): AxumState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    tokio::spawn(handle_request(shared, method, uri, headers, body))
+        .await
+        .unwrap_or_else(|e| {
+            error_response(&ApiError::injected(
+                500,
+                &format!("the request handler failed: {e}"),
+            ))
+        })
+}
+
+async fn handle_request(
+    shared: Arc<Shared>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -592,7 +742,20 @@ async fn handle(
         all.push(r);
     }
     let is_write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
-    let record = |st: &mut State, code: u16, rv: Option<String>, name: Option<String>| {
+    let q: HashMap<String, String> = Query::try_from_uri(&uri)
+        .map(|Query(q)| q)
+        .unwrap_or_default();
+    let dry = if is_write {
+        dry_run(&method, &q, &body)
+    } else {
+        Ok(false)
+    };
+    let is_dry = dry.as_ref().is_ok_and(|d| *d);
+    let record = |st: &mut State,
+                  code: u16,
+                  rv: Option<String>,
+                  name: Option<String>,
+                  response_lost: bool| {
         if !is_write {
             return;
         }
@@ -622,26 +785,47 @@ async fn handle(
                 name,
                 subresource: target.as_ref().and_then(|t| t.subresource.clone()),
                 code,
-                resource_version: rv,
+                resource_version: if is_dry { None } else { rv },
                 request: None,
+                response_lost,
+                dry_run: is_dry,
             },
             body.clone(),
         );
     };
-    if let Err(e) = shared.faults.gate(&client).await {
-        record(&mut shared.lock(), e.code, None, None);
-        return error_response(&e);
-    }
-    let q: HashMap<String, String> = Query::try_from_uri(&uri)
-        .map(|Query(q)| q)
-        .unwrap_or_default();
+    let info = RequestInfo {
+        method: method.as_str(),
+        kind: target.as_ref().map_or("", |t| t.resource.info().kind),
+        subresource: target
+            .as_ref()
+            .and_then(|t| t.subresource.as_deref())
+            .unwrap_or_default(),
+    };
+    let verdict = match shared.faults.gate(&client, &info).await {
+        Ok(v) => v,
+        Err(e) => {
+            record(&mut shared.lock(), e.code, None, None, false);
+            return error_response(&e);
+        }
+    };
     let Some(t) = target.clone() else {
-        record(&mut shared.lock(), 404, None, None);
+        record(&mut shared.lock(), 404, None, None, false);
         return error_response(&ApiError::no_route());
     };
     let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
     if method == Method::GET && is_watch && t.name.is_none() {
-        return watch(shared, client, t, q);
+        return watch(shared, client, t, q).await;
+    }
+    if let Err(e) = dry {
+        record(&mut shared.lock(), e.code, None, None, false);
+        return error_response(&e);
+    }
+    // A LIST at a resourceVersion not reached yet waits for it, as the watch cache does.
+    if method == Method::GET
+        && t.name.is_none()
+        && let Ok(ListAt::NotOlderThan(n) | ListAt::Exact(n)) = list_at(&q)
+    {
+        wait_fresh(&shared, n).await;
     }
     let content_type = headers
         .get(header::CONTENT_TYPE)
@@ -650,17 +834,68 @@ async fn handle(
     // Decode the body before taking the store lock: requests decode in parallel.
     let parsed = parse_body(&body);
     let mut st = shared.lock();
-    match dispatch(&mut st, &method, &t, &q, parsed, content_type) {
+    st.dry_run = is_dry;
+    let out = dispatch(&mut st, &method, &t, &q, parsed, content_type);
+    st.dry_run = false;
+    match out {
         Ok((code, out, rv, name)) => {
-            record(&mut st, code, rv, name);
+            record(&mut st, code, rv, name, verdict.lose_response);
             drop(st);
+            if method == Method::DELETE && t.resource == Resource::Pods && !is_dry {
+                kubelet_finishes(&shared, &out);
+            }
+            if verdict.lose_response {
+                return error_response(&ApiError::response_lost());
+            }
             json_response(code, &out)
         }
         Err(e) => {
-            record(&mut st, e.code, None, None);
+            record(&mut st, e.code, None, None, verdict.lose_response);
             drop(st);
+            if verdict.lose_response {
+                return error_response(&ApiError::response_lost());
+            }
             error_response(&e)
         }
+    }
+}
+
+/// After a graceful pod delete (the answer is a pod with `deletionTimestamp`), the simulated
+/// kubelet's final delete: at once, or after the configured delay if the same pod (same uid)
+/// is still terminating then.
+fn kubelet_finishes(shared: &Arc<Shared>, answer: &Value) {
+    let Some(delay) = shared.kubelet else { return };
+    if answer
+        .pointer("/metadata/deletionTimestamp")
+        .is_none_or(Value::is_null)
+    {
+        return;
+    }
+    let get = |f: &str| {
+        answer
+            .pointer(&format!("/metadata/{f}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (ns, name, uid) = (get("namespace"), get("name"), get("uid"));
+    let finish = move |shared: &Shared| {
+        let mut st = shared.lock();
+        let still = st.get(Resource::Pods, &ns, &name).is_ok_and(|p| {
+            p.pointer("/metadata/uid").and_then(Value::as_str) == Some(uid.as_str())
+        });
+        if still {
+            let _ = st.delete(Resource::Pods, &ns, &name, &Value::Null);
+        }
+    };
+    if delay.is_zero() {
+        finish(shared);
+    } else {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            finish(&shared);
+        });
     }
 }
 
@@ -776,7 +1011,12 @@ fn bookmark(r: Resource, rv: u64, initial_end: bool) -> Bytes {
     )
 }
 
-fn watch(shared: Arc<Shared>, client: String, t: Target, q: HashMap<String, String>) -> Response {
+async fn watch(
+    shared: Arc<Shared>,
+    client: String,
+    t: Target,
+    q: HashMap<String, String>,
+) -> Response {
     let (labels, fields) = match selectors(&t, &q) {
         Ok(s) => s,
         Err(e) => return error_response(&e),
@@ -801,6 +1041,19 @@ fn watch(shared: Arc<Shared>, client: String, t: Target, q: HashMap<String, Stri
         .get("resourceVersion")
         .map(String::as_str)
         .unwrap_or_default();
+    // A watch from a resourceVersion the store has not reached waits for it (at most 3 s, as
+    // the watch cache), then fails in-stream with 504 ResourceVersionTooLarge.
+    let mut too_large = None;
+    if !initial_events
+        && let Ok(n) = rv_param.parse::<u64>()
+        && n > shared.lock().resource_version()
+        && !wait_fresh(&shared, n).await
+    {
+        too_large = Some(ApiError::too_large_resource_version(
+            n,
+            shared.lock().resource_version(),
+        ));
+    }
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     let body = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
@@ -835,9 +1088,10 @@ fn watch(shared: Arc<Shared>, client: String, t: Target, q: HashMap<String, Stri
                 )
             })
         };
-        match from {
-            Ok(from) => st.subscribe(r, from),
-            Err(e) => return error_response(&e),
+        match (from, too_large) {
+            (_, Some(e)) => Err(e),
+            (Ok(from), None) => st.subscribe(r, from),
+            (Err(e), None) => return error_response(&e),
         }
     };
     let sub = match sub {

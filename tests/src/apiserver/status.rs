@@ -123,6 +123,58 @@ impl ApiError {
         )
     }
 
+    /// 504 Timeout for a read at a resourceVersion the server has not reached yet (after the
+    /// apiserver's 3 s wait): `Too large resource version: N, current: M`, cause
+    /// `ResourceVersionTooLarge`, `retryAfterSeconds: 1`
+    /// (`k8s.io/apiserver/pkg/storage/errors.go` `NewTooLargeResourceVersionError`).
+    pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+        ApiError::new(
+            504,
+            "Timeout",
+            format!("Too large resource version: {requested}, current: {current}"),
+            Some(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            })),
+        )
+    }
+
+    /// 410 Expired for a `continue` token whose snapshot was compacted away (etcd3 store's
+    /// `ErrCompacted` on a continued list).
+    pub fn continue_expired() -> ApiError {
+        ApiError::new(
+            410,
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.".into(),
+            None,
+        )
+    }
+
+    /// 422 Invalid on the request options (`ListOptions`, `CreateOptions`, ...), e.g.
+    /// `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "x": supported
+    /// values: "All"`.
+    pub fn invalid_options(kind: &str, field: &str, message: &str) -> ApiError {
+        ApiError::new(
+            422,
+            "Invalid",
+            format!("{kind}.meta.k8s.io \"\" is invalid: {field}: {message}"),
+            Some(json!({"group": "meta.k8s.io", "kind": kind, "name": "",
+                "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}]})),
+        )
+    }
+
+    /// 504 Timeout answered in place of the real response of an applied write whose response
+    /// was lost (what kube-apiserver answers when its request deadline passes while storage
+    /// commits).
+    pub fn response_lost() -> ApiError {
+        ApiError::new(
+            504,
+            "Timeout",
+            "Timeout: request did not complete within requested timeout - context deadline exceeded".into(),
+            Some(json!({})),
+        )
+    }
+
     /// 422 Invalid: `Kind.group "name" is invalid: field: msg` with one cause per field error;
     /// `errors` are `(field, cause reason, cause message)`.
     pub fn invalid(resource: Resource, name: &str, errors: &[(String, &str, String)]) -> ApiError {

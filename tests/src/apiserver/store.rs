@@ -63,6 +63,11 @@ pub struct WriteRecord {
     pub resource_version: Option<String>,
     /// The request body, parsed as JSON when possible.
     pub request: Option<Value>,
+    /// The write was applied (`code` is what it produced) but the client was answered 504
+    /// instead ([`super::ClientFaults::lose_responses`]).
+    pub response_lost: bool,
+    /// A `dryRun=All` request: validated and answered, nothing stored.
+    pub dry_run: bool,
 }
 
 /// A pending paginated list: the filtered snapshot taken by the first page.
@@ -91,6 +96,31 @@ pub struct State {
     /// The write record, each with its raw request body (decoded only when read back, so that
     /// recording costs no JSON parse on the request path).
     writes: Vec<(WriteRecord, axum::body::Bytes)>,
+    /// Set while a `dryRun=All` request runs: writes are computed, validated and answered, not
+    /// stored, and produce no event and no resourceVersion.
+    pub dry_run: bool,
+}
+
+/// How a LIST reads (`metav1.ListOptions` `resourceVersion` + `resourceVersionMatch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListAt {
+    /// `resourceVersion` unset: the latest state (a consistent read).
+    Latest,
+    /// `resourceVersion=0` (any) or `N` with `NotOlderThan` (the default): a state not older
+    /// than N; the double serves its latest state, which is.
+    NotOlderThan(u64),
+    /// `resourceVersionMatch=Exact`: the state at exactly N.
+    Exact(u64),
+}
+
+/// What a pod delete did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deleted {
+    /// Gone, answered with this body.
+    Gone(Value),
+    /// Graceful: the pod is terminating (`deletionTimestamp` set) until the kubelet's final
+    /// delete; answered with the pod.
+    Terminating(Value),
 }
 
 /// Whether a write goes to the main resource or the `status` subresource.
@@ -217,6 +247,7 @@ impl State {
             pages: HashMap::new(),
             next_page: 0,
             writes: Vec::new(),
+            dry_run: false,
         }
     }
 
@@ -258,8 +289,46 @@ impl State {
             .collect()
     }
 
+    /// The objects of a resource as they were at resourceVersion `at`, rebuilt by undoing the
+    /// retained history after it; 410 Expired if that history was compacted.
+    fn objects_at(
+        &self,
+        r: Resource,
+        at: u64,
+    ) -> Result<BTreeMap<(String, String), Arc<Value>>, ApiError> {
+        let Some(t) = self.tables.get(&r) else {
+            return Ok(BTreeMap::new());
+        };
+        if at < t.compacted {
+            return Err(ApiError::expired(at, t.compacted));
+        }
+        let mut objects = t.objects.clone();
+        let key = |o: &Value| {
+            (
+                meta_str(o, "namespace").unwrap_or_default().to_string(),
+                meta_str(o, "name").unwrap_or_default().to_string(),
+            )
+        };
+        for ev in t.history.iter().rev().take_while(|e| e.rv > at) {
+            match (ev.kind, &ev.prev) {
+                (EventType::Added, _) => {
+                    objects.remove(&key(&ev.object));
+                }
+                (_, Some(prev)) => {
+                    objects.insert(key(prev), prev.clone());
+                }
+                (_, None) => {}
+            }
+        }
+        Ok(objects)
+    }
+
     /// A LIST answer (`{Kind}List` with `metadata.resourceVersion`, `continue`,
-    /// `remainingItemCount`); pages after the first come from the snapshot the first page took.
+    /// `remainingItemCount`) read as `at` says; pages after the first come from the snapshot the
+    /// first page took, and answer 410 once the history of that snapshot's resourceVersion was
+    /// compacted (as etcd's compaction expires continue tokens). `at` beyond the current
+    /// resourceVersion is [`ApiError::too_large_resource_version`] (the caller waits first).
+    #[allow(clippy::too_many_arguments)]
     pub fn list(
         &mut self,
         r: Resource,
@@ -268,6 +337,7 @@ impl State {
         fields: &FieldSelector,
         limit: usize,
         cont: Option<&str>,
+        at: ListAt,
     ) -> Result<Value, ApiError> {
         let (rv, items, offset, page_id) = match cont.filter(|c| !c.is_empty()) {
             Some(c) => {
@@ -276,14 +346,34 @@ impl State {
                 let id: u64 = id.parse().map_err(|_| bad())?;
                 let off: usize = off.parse().map_err(|_| bad())?;
                 let page = self.pages.get(&id).ok_or_else(bad)?;
+                if self.tables.get(&r).is_some_and(|t| page.rv < t.compacted) {
+                    self.pages.remove(&id);
+                    return Err(ApiError::continue_expired());
+                }
                 (page.rv, page.items.clone(), off, Some(id))
             }
-            None => (
-                self.rv,
-                Arc::new(self.select(r, ns, labels, fields)),
-                0,
-                None,
-            ),
+            None => match at {
+                ListAt::NotOlderThan(n) | ListAt::Exact(n) if n > self.rv => {
+                    return Err(ApiError::too_large_resource_version(n, self.rv));
+                }
+                ListAt::Exact(n) => {
+                    let objects = self.objects_at(r, n)?;
+                    let items = objects
+                        .into_iter()
+                        .filter(|((ons, _), o)| {
+                            ns.is_none_or(|x| x == ons) && labels.matches(o) && fields.matches(o)
+                        })
+                        .map(|(_, o)| o)
+                        .collect();
+                    (n, Arc::new(items), 0, None)
+                }
+                ListAt::Latest | ListAt::NotOlderThan(_) => (
+                    self.rv,
+                    Arc::new(self.select(r, ns, labels, fields)),
+                    0,
+                    None,
+                ),
+            },
         };
         let end = if limit == 0 {
             items.len()
@@ -367,6 +457,20 @@ impl State {
         mut obj: Value,
         prev: Option<Arc<Value>>,
     ) -> Arc<Value> {
+        if self.dry_run {
+            // Dry run: the object as it would be stored, nothing stored; a create has no
+            // resourceVersion yet, an update keeps the stored one.
+            let m = meta_mut(&mut obj);
+            match prev.as_deref().and_then(|p| meta_str(p, "resourceVersion")) {
+                Some(rv) if kind != EventType::Added => {
+                    m.insert("resourceVersion".into(), json!(rv));
+                }
+                _ => {
+                    m.remove("resourceVersion");
+                }
+            }
+            return Arc::new(obj);
+        }
         self.rv += 1;
         let rv = self.rv;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
@@ -645,15 +749,23 @@ impl State {
         self.replace(r, ns, name, merged, part)
     }
 
-    /// Deletes an object at once (no graceful deletion). Honors `preconditions` in the
-    /// DeleteOptions. Pods answer with the deleted object, other resources with a Success Status.
-    pub fn delete(
+    /// Deletes an object. Honors `preconditions` in the DeleteOptions. Pods answer with the pod,
+    /// other resources with a Success Status.
+    ///
+    /// Pods are deleted gracefully as the pod strategy (`CheckGracefulDelete`) does: a pod bound
+    /// to a node and not `Succeeded`/`Failed` gets `deletionTimestamp` = now + grace and
+    /// `deletionGracePeriodSeconds` = grace (the DeleteOptions' `gracePeriodSeconds`, else the
+    /// spec's `terminationGracePeriodSeconds`, else 30) and stays, terminating
+    /// ([`Deleted::Terminating`]), until a delete with grace 0 (the kubelet's, see
+    /// [`super::ApiServerBuilder::kubelet`]); a second graceful delete may only shorten the
+    /// grace. Unbound or finished pods, and `gracePeriodSeconds: 0`, delete at once.
+    pub fn delete_pod_or_object(
         &mut self,
         r: Resource,
         ns: &str,
         name: &str,
         opts: &Value,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Deleted, ApiError> {
         let cur = self.get(r, ns, name)?;
         for (field, label) in [("uid", "UID"), ("resourceVersion", "ResourceVersion")] {
             if let Some(want) = opts
@@ -674,9 +786,47 @@ impl State {
                 }
             }
         }
+        if r == Resource::Pods {
+            let bound = cur
+                .pointer("/spec/nodeName")
+                .and_then(Value::as_str)
+                .is_some_and(|n| !n.is_empty());
+            let finished = matches!(
+                cur.pointer("/status/phase").and_then(Value::as_str),
+                Some("Succeeded" | "Failed")
+            );
+            let grace = opts
+                .get("gracePeriodSeconds")
+                .and_then(Value::as_i64)
+                .or_else(|| {
+                    cur.pointer("/spec/terminationGracePeriodSeconds")
+                        .and_then(Value::as_i64)
+                })
+                .unwrap_or(30)
+                .max(0);
+            if bound && !finished && grace > 0 {
+                let current = cur
+                    .pointer("/metadata/deletionGracePeriodSeconds")
+                    .and_then(Value::as_i64);
+                if current.is_some_and(|c| c <= grace) {
+                    return Ok(Deleted::Terminating((*cur).clone()));
+                }
+                let mut pod = (*cur).clone();
+                let at = k8s_openapi::jiff::Timestamp::now()
+                    + k8s_openapi::jiff::SignedDuration::from_secs(grace);
+                let m = meta_mut(&mut pod);
+                m.insert(
+                    "deletionTimestamp".into(),
+                    json!(at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
+                );
+                m.insert("deletionGracePeriodSeconds".into(), json!(grace));
+                let stored = self.commit(r, EventType::Modified, pod, Some(cur));
+                return Ok(Deleted::Terminating((*stored).clone()));
+            }
+        }
         let deleted = self.commit(r, EventType::Deleted, (*cur).clone(), Some(cur.clone()));
         if r == Resource::Pods {
-            return Ok((*deleted).clone());
+            return Ok(Deleted::Gone((*deleted).clone()));
         }
         let i = r.info();
         let mut d = json!({"name": name, "kind": i.plural, "uid": meta_str(&cur, "uid").unwrap_or_default()});
@@ -685,7 +835,27 @@ impl State {
         }
         let mut s = status::success(200);
         s["details"] = d;
-        Ok(s)
+        Ok(Deleted::Gone(s))
+    }
+
+    /// Deletes an object at once, whatever its kind (no grace period): what
+    /// [`super::ApiServer::remove`] and the kubelet's final delete do.
+    pub fn delete(
+        &mut self,
+        r: Resource,
+        ns: &str,
+        name: &str,
+        opts: &Value,
+    ) -> Result<Value, ApiError> {
+        let mut opts = if opts.is_object() {
+            opts.clone()
+        } else {
+            json!({})
+        };
+        opts["gracePeriodSeconds"] = json!(0);
+        match self.delete_pod_or_object(r, ns, name, &opts)? {
+            Deleted::Gone(v) | Deleted::Terminating(v) => Ok(v),
+        }
     }
 
     /// `POST pods/{name}/binding` (pkg/registry/core/pod/storage BindingREST.Create): checks the

@@ -466,7 +466,8 @@ mod tests {
             timeline: true,
             ..Default::default()
         };
-        let mut run = Simulation::with_replay(cluster(), &policy, &cfg, opts).unwrap();
+        let profile = crate::profile::Profile::from_resolved(policy, "p.yaml").unwrap();
+        let mut run = Simulation::with_replay(cluster(), &profile, &cfg, opts).unwrap();
         let outcomes: Vec<(String, PodStatus, Option<String>)> =
             run.by_ref().map(|o| (o.name, o.status, o.node)).collect();
         // Input order (no shuffle): p-c (share) → n1 (BestFit: the fuller node after it);

@@ -1,0 +1,341 @@
+//! Randomized differential tests of the scheduling cycle, over many seeds: clusters with zones,
+//! taints, cordons, extended resources and running pods holding host ports; pods with host
+//! ports, node selectors, required and preferred node affinity, topology spread constraints,
+//! extended resources, init containers and overhead. For every pod:
+//!
+//! - the reference — each filter's PreFilter once, then `filter` on every node in order; each
+//!   score plugin's PreScore, `score` and NormalizeScore on the feasible nodes, weighted — gives
+//!   the feasible set, every failed node's reasons and every feasible node's total;
+//! - the explained path (`explain = true`) must report exactly those failures and totals;
+//! - the fast path (`explain = false`: combined FastChecks, fused resource scorers, memoised
+//!   scores) must find the same feasible nodes in the same order with the same totals (up to
+//!   the constant of the uniform plugins it leaves out) and choose a top-scored node.
+//!
+//! Then the pod is placed on the chosen node, so later pods meet its ports, its spread and its
+//! requests.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+
+use super::*;
+use crate::framework::ScoreMode;
+use crate::framework::plugins::testutil::{NodeB, PodB, node, pod, snapshot, term};
+
+/// Seeds run by `cargo test`; `DIFFERENTIAL_SEEDS=N` runs more.
+const DEFAULT_SEEDS: u64 = 120;
+
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn below(&mut self, m: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % m
+    }
+    fn chance(&mut self, one_in: u64) -> bool {
+        self.below(one_in) == 0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+const ZONES: &[&str] = &["z1", "z2", "z3"];
+const APPS: &[&str] = &["web", "db", "cache"];
+const GPU: &str = "example.com/gpu";
+
+fn random_node(r: &mut Rng, i: usize) -> NodeB {
+    let cpu = r.pick(&["2", "4", "8"]).to_string();
+    let mem = r.pick(&["4Gi", "8Gi", "16Gi"]).to_string();
+    let pods = (3 + r.below(8)).to_string();
+    let gpus = r.below(3).to_string();
+    let mut res = vec![
+        ("cpu", cpu.as_str()),
+        ("memory", mem.as_str()),
+        ("pods", pods.as_str()),
+        ("ephemeral-storage", "20Gi"),
+    ];
+    if gpus != "0" {
+        res.push((GPU, gpus.as_str()));
+    }
+    let name = format!("n{i:02}");
+    let mut n = node(&name)
+        .allocatable(&res)
+        .label("topology.kubernetes.io/zone", r.pick(ZONES))
+        .label("zone", r.pick(ZONES))
+        .label("disk", r.pick(&["ssd", "hdd"]))
+        .label("kubernetes.io/hostname", &name);
+    match r.below(8) {
+        0 => n = n.unschedulable(),
+        1 => n = n.taint("dedicated", "gpu", "NoSchedule"),
+        2 => n = n.taint("soft", "x", "PreferNoSchedule"),
+        _ => {}
+    }
+    if r.chance(3) {
+        n = n.image(&["registry.k8s.io/app:1"], 300 * 1024 * 1024);
+    }
+    n
+}
+
+fn spread(r: &mut Rng, app: &str) -> core::TopologySpreadConstraint {
+    core::TopologySpreadConstraint {
+        max_skew: 1 + r.below(2) as i32,
+        topology_key: r.pick(&["zone", "kubernetes.io/hostname"]).into(),
+        when_unsatisfiable: r.pick(&["DoNotSchedule", "ScheduleAnyway"]).into(),
+        label_selector: Some(meta::LabelSelector {
+            match_labels: Some(BTreeMap::from([("app".to_string(), app.to_string())])),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn random_pod(r: &mut Rng, name: &str) -> PodB {
+    let app = r.pick(APPS);
+    let cpu = format!("{}m", 50 + r.below(1500));
+    let mem = format!("{}Mi", 32 + r.below(2000));
+    let mut req = vec![("cpu", cpu.as_str()), ("memory", mem.as_str())];
+    if r.chance(4) {
+        req.push((GPU, "1"));
+    }
+    let mut p = pod(name).label("app", app).container(&req);
+    if r.chance(3) {
+        let c = format!("{}m", 100 + r.below(3000));
+        p = p.init_container(&[("cpu", c.as_str()), ("memory", "128Mi")]);
+    }
+    if r.chance(4) {
+        p = p.overhead(&[("cpu", "100m"), ("memory", "64Mi")]);
+    }
+    if r.chance(3) {
+        let port = [80, 443, 8080][r.below(3) as usize];
+        p = p.host_port(r.pick(&["", "127.0.0.1"]), r.pick(&["TCP", "UDP"]), port);
+    }
+    if r.chance(5) {
+        p = p.node_selector("disk", r.pick(&["ssd", "hdd"]));
+    }
+    if r.chance(5) {
+        let zones: Vec<&str> = ZONES.iter().copied().filter(|_| r.chance(2)).collect();
+        p = p.required_affinity(vec![term(&[("zone", "In", &zones)])]);
+    }
+    if r.chance(3) {
+        let w = 1 + r.below(100) as i32;
+        p = p.preferred_affinity(vec![(w, term(&[("disk", "In", &["ssd"])]))]);
+    }
+    if r.chance(3) {
+        let c = spread(r, app);
+        p.0.spec.as_mut().unwrap().topology_spread_constraints = Some(vec![c]);
+    }
+    if r.chance(4) {
+        p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule");
+    }
+    if r.chance(3) {
+        p = p.image("registry.k8s.io/app:1");
+    }
+    p
+}
+
+/// The reference: feasible nodes (snapshot order), failed nodes' reasons, and each feasible
+/// node's weighted total.
+struct Reference {
+    feasible: Vec<u32>,
+    failed: BTreeMap<String, Vec<String>>,
+    totals: BTreeMap<String, i64>,
+}
+
+fn reference(fwk: &Framework, snap: &Snapshot, p: &PodInfo) -> Option<Reference> {
+    let mut state = CycleState::new();
+    let mut active = Vec::new();
+    for f in &fwk.filters {
+        let s = f.pre_filter(&mut state, p, snap);
+        if s.is_skip() {
+            continue;
+        }
+        if !s.is_success() {
+            // Rejected by a PreFilter on every node: compared through the FitError below.
+            return None;
+        }
+        active.push(f);
+    }
+    let mut feasible = Vec::new();
+    let mut failed = BTreeMap::new();
+    for &i in snap.order() {
+        let ni = &snap.nodes()[i as usize];
+        let bad = active.iter().find_map(|f| {
+            let s = f.filter(&state, p, ni);
+            (!s.is_success()).then(|| s.reasons.iter().map(|r| r.to_string()).collect())
+        });
+        match bad {
+            Some(reasons) => {
+                failed.insert(ni.name.clone(), reasons);
+            }
+            None => feasible.push(i),
+        }
+    }
+    let mut totals = vec![0i64; feasible.len()];
+    if !feasible.is_empty() {
+        for ws in &fwk.scores {
+            let mut scores = vec![0i64; feasible.len()];
+            match ws.plugin.pre_score(&mut state, p, snap, &feasible).unwrap() {
+                ScoreMode::Uniform(v) => scores.fill(v),
+                ScoreMode::PerNode => {
+                    for (s, &i) in scores.iter_mut().zip(&feasible) {
+                        *s = ws
+                            .plugin
+                            .score(&state, p, &snap.nodes()[i as usize])
+                            .unwrap();
+                    }
+                    ws.plugin
+                        .normalize_score(&state, p, snap, &feasible, &mut scores)
+                        .unwrap();
+                }
+            }
+            for (t, s) in totals.iter_mut().zip(&scores) {
+                *t += s * ws.weight;
+            }
+        }
+    }
+    let totals = feasible
+        .iter()
+        .zip(&totals)
+        .map(|(&i, &t)| (snap.nodes()[i as usize].name.clone(), t))
+        .collect();
+    Some(Reference {
+        feasible,
+        failed,
+        totals,
+    })
+}
+
+fn run_seed(fwk: &Framework, seed: u64) {
+    let mut r = Rng::new(seed);
+    let n_nodes = 3 + r.below(30) as usize;
+    let nodes: Vec<NodeB> = (0..n_nodes).map(|i| random_node(&mut r, i)).collect();
+    let names: Vec<String> = (0..n_nodes).map(|i| format!("n{i:02}")).collect();
+    let running: Vec<PodB> = (0..r.below(2 * n_nodes as u64))
+        .map(|k| {
+            let node_name = names[r.below(n_nodes as u64) as usize].clone();
+            random_pod(&mut r, &format!("run{k}")).node(&node_name)
+        })
+        .collect();
+    let mut snap = snapshot(nodes, &running);
+    let mut explained = Algorithm::new(100, seed);
+    let mut fast = Algorithm::new(100, seed);
+    for k in 0..20 {
+        let p = random_pod(&mut r, &format!("p{k}")).info();
+        let at = format!("seed {seed} pod {k}");
+        let reference = reference(fwk, &snap, &p);
+        let start = fast.next_start_node_index % snap.len();
+        let a = explained.schedule(fwk, &snap, &p, true);
+        let b = fast.schedule(fwk, &snap, &p, false);
+        let Some(want) = reference else {
+            assert!(matches!(a, Err(ScheduleError::Fit(_))), "{at}: {a:?}");
+            assert_eq!(a.as_ref().err(), b.as_ref().err(), "{at}");
+            continue;
+        };
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(
+                    a.diagnosis.as_ref().unwrap(),
+                    &want.failed,
+                    "{at}: failures"
+                );
+                let got: BTreeMap<String, i64> = a
+                    .scores
+                    .as_ref()
+                    .unwrap()
+                    .iter()
+                    .map(|(n, s)| (n.clone(), s.total))
+                    .collect();
+                assert_eq!(got, want.totals, "{at}: every node's total");
+                assert_eq!(b.feasible_nodes, want.feasible.len(), "{at}");
+                let best = want.totals.values().max().copied().unwrap();
+                assert_eq!(
+                    want.totals[&b.node], best,
+                    "{at}: fast path chose {}",
+                    b.node
+                );
+                assert_eq!(want.totals[&a.node], best, "{at}");
+                if want.feasible.len() > 1 {
+                    // The fast path's totals, in its search order (NodeTree order from the
+                    // start index), differ from the reference by the same constant.
+                    let order = snap.order();
+                    let rotated: Vec<u32> = (0..order.len())
+                        .map(|j| order[(start + j) % order.len()])
+                        .filter(|i| want.feasible.contains(i))
+                        .collect();
+                    let ref_totals: Vec<i64> = rotated
+                        .iter()
+                        .map(|&i| want.totals[&snap.nodes()[i as usize].name])
+                        .collect();
+                    assert_eq!(fast.scoring.totals.len(), ref_totals.len(), "{at}");
+                    let shift = ref_totals[0] - fast.scoring.totals[0];
+                    for (j, (f, w)) in fast.scoring.totals.iter().zip(&ref_totals).enumerate() {
+                        assert_eq!(f + shift, *w, "{at}: node {}", rotated[j]);
+                    }
+                }
+                snap.add_pod(Arc::new(p), Some(&b.node), Some(b.gpu_indexes))
+                    .unwrap();
+            }
+            (Err(ScheduleError::Fit(fa)), Err(ScheduleError::Fit(fb))) => {
+                assert!(want.feasible.is_empty(), "{at}: reference found nodes");
+                let got: BTreeMap<String, Vec<String>> = fa
+                    .node_to_status
+                    .iter()
+                    .map(|(n, s)| (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect()))
+                    .collect();
+                assert_eq!(got, want.failed, "{at}");
+                assert_eq!(fa, fb, "{at}");
+            }
+            (a, b) => panic!("{at}: explained {a:?} vs fast {b:?}"),
+        }
+    }
+}
+
+fn seeds() -> u64 {
+    std::env::var("DIFFERENTIAL_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_SEEDS)
+}
+
+/// kube-scheduler v1.22's default plugins (what this build implements).
+#[test]
+fn default_provider_agrees_with_the_reference_over_many_seeds() {
+    let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+    for seed in 0..seeds() {
+        run_seed(&fwk, seed);
+    }
+}
+
+/// A Policy mixing every resource scorer (fused on the fast path) with per-node ones.
+#[test]
+fn mixed_policy_agrees_with_the_reference_over_many_seeds() {
+    let policy = crate::policy::parse_policy(
+        "inline",
+        r#"{"kind":"Policy","apiVersion":"v1",
+           "predicates":[{"name":"PodFitsResources"},{"name":"PodFitsHostPorts"},
+                         {"name":"MatchNodeSelector"},{"name":"PodToleratesNodeTaints"},
+                         {"name":"CheckNodeUnschedulable"},{"name":"EvenPodsSpread"}],
+           "priorities":[{"name":"LeastRequestedPriority","weight":2},
+                         {"name":"MostRequestedPriority","weight":1},
+                         {"name":"BalancedResourceAllocation","weight":3},
+                         {"name":"NodeAffinityPriority","weight":2},
+                         {"name":"TaintTolerationPriority","weight":1},
+                         {"name":"EvenPodsSpreadPriority","weight":2},
+                         {"name":"ImageLocalityPriority","weight":1}]}"#,
+    )
+    .unwrap()
+    .resolved;
+    let fwk = Framework::from_policy(&policy).unwrap();
+    for seed in 0..seeds() {
+        run_seed(&fwk, 10_000 + seed);
+    }
+}
