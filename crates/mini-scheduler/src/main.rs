@@ -293,7 +293,7 @@ fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
 }
 
 fn policy_convert(
-    file: &PathBuf,
+    file: &std::path::Path,
     to: &str,
     scheduler_name: &str,
     gates: &FeatureGates,
