@@ -451,6 +451,39 @@ async fn three_replicas_only_the_leader_binds() {
     api.shutdown().await;
 }
 
+/// `/readyz` (the probes' `caches_synced`) turns ready on every replica once its watches have
+/// listed, followers included: a follower is a warm standby, and a Deployment's rollout waits
+/// for it. Before the fix only the leader ever recorded its sync, so followers answered 503
+/// forever. (kube-scheduler: the `sched-handler-sync` readyz check passes once the informers'
+/// handlers synced, before leader election starts.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_report_ready_once_caches_sync() {
+    let api = ApiServer::start().await;
+    api.seed(&node("node-a", "8", "16Gi", &[])).unwrap();
+    let replicas = spawn_three(&api).await;
+    let li = single_leader(&replicas, WAIT).await;
+    wait_for("every replica ready", WAIT, || {
+        replicas.iter().all(|r| {
+            r.probes
+                .status
+                .caches_synced
+                .load(std::sync::atomic::Ordering::Relaxed)
+        })
+    })
+    .await;
+    let followers: Vec<&ReplicaHandle> = (0..replicas.len())
+        .filter(|i| *i != li)
+        .map(|i| &replicas[i])
+        .collect();
+    assert_eq!(followers.len(), 2);
+    assert!(
+        followers.iter().all(|r| !r.is_leading()),
+        "followers ready, not leading"
+    );
+    drop(replicas);
+    api.shutdown().await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. A crashed leader is replaced once its lease expired, not before.
 

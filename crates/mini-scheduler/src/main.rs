@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates};
-use scheduler::profile::{PolicySource, Profile};
+use scheduler::profile::{LoadedProfile, PolicySource, Profile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -121,6 +121,11 @@ struct SimulateArgs {
     /// Policy file; defaults to the bundled config/policy-config-file.json.
     #[arg(long = "policy", value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)
+    /// instead of a Policy: each profile schedules the pods whose spec.schedulerName names it
+    /// (pods without one, and the openb pods, go to the first profile).
+    #[arg(long = "config", value_name = "FILE", conflicts_with_all = ["policy", "scheduler_name", "percentage_of_nodes_to_score"])]
+    config: Option<PathBuf>,
     /// Pods whose spec.schedulerName is this (or unset) are scheduled.
     #[arg(long, default_value = "mini-scheduler")]
     scheduler_name: String,
@@ -262,13 +267,13 @@ fn main() -> ExitCode {
 fn load_profile_or_exit(
     source: PolicySource<'_>,
     gates: &FeatureGates,
-) -> Result<Profile, ExitCode> {
+) -> Result<LoadedProfile, ExitCode> {
     match Profile::load(source, gates) {
-        Ok((profile, warnings)) => {
-            for w in &warnings {
+        Ok(loaded) => {
+            for w in loaded.warnings() {
                 tracing::warn!("{}", escape_control_line(w));
             }
-            Ok(profile)
+            Ok(loaded)
         }
         Err(e) => {
             print_error(e);
@@ -280,8 +285,8 @@ fn load_profile_or_exit(
 fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
     // Decoded, validated and built (plugins, extender URLs and TLS material) as `run` does.
     match load_profile_or_exit(PolicySource::File(file), gates) {
-        Ok(profile) => {
-            let text = format!("{}: valid\n{}\n", file.display(), profile.policy);
+        Ok(l) => {
+            let text = format!("{}: valid\n{}\n", file.display(), l.profile.policy);
             finish_output(
                 io::stdout()
                     .lock()
@@ -305,23 +310,15 @@ fn policy_convert(
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    // Decoded, validated and built (plugins, extender URLs and TLS material) as `policy check`
-    // does; the conversion also needs the decoded document, so it is loaded here directly.
-    let mut loaded = match scheduler::policy::load_policy_file(file) {
-        Ok(l) => l,
-        Err(e) => {
-            print_error(e);
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+    // The Policy must build into a profile, as `policy check` requires.
+    // A file always loads a document (`policy` is `None` for the DefaultProvider only).
+    let loaded = match load_profile_or_exit(PolicySource::File(file), gates) {
+        Ok(LoadedProfile {
+            policy: Some(l), ..
+        }) => l,
+        Ok(_) => return ExitCode::FAILURE,
+        Err(code) => return code,
     };
-    for w in &loaded.warnings {
-        tracing::warn!("{}", escape_control_line(w));
-    }
-    loaded.resolved = loaded.resolved.with_feature_gates(gates);
-    if let Err(e) = Profile::from_resolved(loaded.resolved.clone(), &file.display().to_string()) {
-        print_error(e);
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
     let source = file.display().to_string();
     let conversion =
         match scheduler::config::convert_policy(&loaded, &source, version, scheduler_name) {
@@ -342,7 +339,35 @@ fn policy_convert(
     )
 }
 
-fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
+/// The profiles of `simulate`: the configuration's (`--config`), or one from the Policy.
+fn simulate_profiles(
+    args: &SimulateArgs,
+    gates: &FeatureGates,
+) -> Result<(Vec<sim::SimProfile>, i32), ExitCode> {
+    if let Some(path) = &args.config {
+        let loaded = scheduler::config::load_config_file(path).map_err(|e| {
+            print_error(e);
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        for w in &loaded.warnings {
+            tracing::warn!("{}", escape_control_line(w));
+        }
+        let origin = path.display().to_string();
+        let mut profiles = Vec::new();
+        for p in loaded.profiles {
+            // Each profile builds like a Policy's (plugins, then extenders).
+            let profile = Profile::from_resolved(p.resolved, &origin).map_err(|e| {
+                print_error(e);
+                ExitCode::from(EXIT_BAD_INPUT)
+            })?;
+            profiles.push(sim::SimProfile {
+                scheduler_name: p.scheduler_name,
+                profile,
+                percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
+            });
+        }
+        return Ok((profiles, loaded.percentage_of_nodes_to_score));
+    }
     let source = match &args.policy {
         Some(p) => PolicySource::File(p),
         None => PolicySource::Text {
@@ -350,10 +375,26 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
             text: DEMO_POLICY,
         },
     };
-    let profile = match load_profile_or_exit(source, gates) {
+    let profile = load_profile_or_exit(source, gates)?.profile;
+    Ok((
+        vec![sim::SimProfile {
+            scheduler_name: args.scheduler_name.clone(),
+            profile,
+            percentage_of_nodes_to_score: None,
+        }],
+        args.percentage_of_nodes_to_score,
+    ))
+}
+
+fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
+    let (profiles, percentage_of_nodes_to_score) = match simulate_profiles(&args, gates) {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // openb pods (which carry no schedulerName of their own) are the first profile's.
+    let openb_scheduler = profiles
+        .first()
+        .map_or(args.scheduler_name.clone(), |p| p.scheduler_name.clone());
     let mut cluster = Cluster::default();
     let read = (|| -> Result<(), sim::SimError> {
         if args.cluster.is_empty() && args.openb_nodes.is_none() && args.openb_pods.is_none() {
@@ -370,7 +411,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
             sim::openb::read_nodes(&mut cluster, f)?;
         }
         if let Some(f) = &args.openb_pods {
-            sim::openb::read_pods(&mut cluster, f, &args.scheduler_name)?;
+            sim::openb::read_pods(&mut cluster, f, &openb_scheduler)?;
         }
         Ok(())
     })();
@@ -381,16 +422,17 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
     let cfg = SimulationConfig {
         scheduler_name: args.scheduler_name.clone(),
         seed: args.seed,
-        percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
+        percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let mut run = match Simulation::with_replay(cluster, &profile, &cfg, args.replay.options()) {
-        Ok(r) => r,
-        Err(e) => {
-            print_error(e);
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-    };
+    let mut run =
+        match Simulation::with_profiles_replay(cluster, profiles, &cfg, args.replay.options()) {
+            Ok(r) => r,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
     for w in run.warnings() {
         tracing::warn!("{}", escape_control_line(w));
     }

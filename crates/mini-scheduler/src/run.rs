@@ -213,7 +213,7 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
         None => PolicySource::DefaultProvider,
     };
     let profile = match load_profile_or_exit(source, gates) {
-        Ok(p) => p,
+        Ok(l) => l.profile,
         Err(code) => return code,
     };
     if args.policy_config_file.is_none() {

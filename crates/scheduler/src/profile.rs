@@ -15,11 +15,11 @@
 //! let text = r#"{"kind":"Policy","apiVersion":"v1",
 //!     "predicates":[{"name":"PodFitsResources"}],
 //!     "priorities":[{"name":"LeastRequestedPriority","weight":1}]}"#;
-//! let (profile, warnings) =
+//! let loaded =
 //!     Profile::load(PolicySource::Text { name: "p.json", text }, &FeatureGates::default())?;
-//! assert!(warnings.is_empty());
-//! assert_eq!(profile.policy.scores[0].plugin, "NodeResourcesLeastAllocated");
-//! assert!(profile.extenders.is_empty());
+//! assert!(loaded.warnings().is_empty());
+//! assert_eq!(loaded.profile.policy.scores[0].plugin, "NodeResourcesLeastAllocated");
+//! assert!(loaded.profile.extenders.is_empty());
 //! # Ok::<(), scheduler::profile::ProfileError>(())
 //! ```
 
@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use crate::extender::{Extender, ExtenderConfigError, build_extenders};
 use crate::framework::{Framework, FrameworkError};
-use crate::policy::{self, FeatureGates, PolicyError, ResolvedPolicy};
+use crate::policy::{self, FeatureGates, LoadedPolicy, PolicyError, ResolvedPolicy};
 
 /// The profile's name in metric labels (`profile="mini-scheduler"`), as kube-scheduler labels
 /// its metrics with the profile's scheduler name.
@@ -119,10 +119,26 @@ impl std::fmt::Debug for Profile {
     }
 }
 
+/// What [`Profile::load`] read and built.
+#[derive(Debug, Clone)]
+pub struct LoadedProfile {
+    /// The profile.
+    pub profile: Profile,
+    /// The policy as loaded: the decoded document, its resolution under the gates (equal to
+    /// `profile.policy`) and the loader's warnings; `None` for the DefaultProvider.
+    pub policy: Option<LoadedPolicy>,
+}
+
+impl LoadedProfile {
+    /// The loader's warnings (each `file[:line:column]: message`), for the caller to log. The
+    /// DefaultProvider's remarks are in `profile.policy.notes`.
+    pub fn warnings(&self) -> &[String] {
+        self.policy.as_ref().map_or(&[], |l| &l.warnings)
+    }
+}
+
 impl Profile {
-    /// Read `source`, resolve it under `gates` and build it ([`Profile::build`]). Returns the
-    /// profile and the loader's warnings (each `file[:line:column]: message`), for the caller
-    /// to log. The DefaultProvider's remarks are in `profile.policy.notes`.
+    /// Read `source`, resolve it under `gates` and build it ([`Profile::build`]).
     ///
     /// # Errors
     /// [`ProfileError::Policy`] when the policy cannot be read, decoded or validated, then as
@@ -130,20 +146,24 @@ impl Profile {
     pub fn load(
         source: PolicySource<'_>,
         gates: &FeatureGates,
-    ) -> Result<(Profile, Vec<String>), ProfileError> {
-        let (resolved, warnings) = match source {
-            PolicySource::File(path) => {
-                let l = policy::load_policy_file(path)?;
-                (l.resolved, l.warnings)
-            }
-            PolicySource::Text { name, text } => {
-                let l = policy::parse_policy(name, text)?;
-                (l.resolved, l.warnings)
-            }
-            PolicySource::DefaultProvider => (policy::default_provider(), Vec::new()),
+    ) -> Result<LoadedProfile, ProfileError> {
+        let mut loaded = match source {
+            PolicySource::File(path) => Some(policy::load_policy_file(path)?),
+            PolicySource::Text { name, text } => Some(policy::parse_policy(name, text)?),
+            PolicySource::DefaultProvider => None,
+        };
+        let resolved = match &loaded {
+            Some(l) => l.resolved.clone(),
+            None => policy::default_provider(),
         };
         let profile = Profile::build(resolved, gates, &source.origin())?;
-        Ok((profile, warnings))
+        if let Some(l) = &mut loaded {
+            l.resolved = profile.policy.clone();
+        }
+        Ok(LoadedProfile {
+            profile,
+            policy: loaded,
+        })
     }
 
     /// Build a resolved policy: apply `gates` ([`ResolvedPolicy::with_feature_gates`]; a
@@ -189,7 +209,7 @@ impl Profile {
     /// # Errors
     /// As [`Profile::build`]; the DefaultProvider itself always builds.
     pub fn default_provider(gates: &FeatureGates) -> Result<Profile, ProfileError> {
-        Profile::load(PolicySource::DefaultProvider, gates).map(|(p, _)| p)
+        Profile::load(PolicySource::DefaultProvider, gates).map(|l| l.profile)
     }
 }
 
@@ -245,8 +265,8 @@ mod tests {
             "priorities":[{"name":"SelectorSpreadPriority","weight":1}]}"#;
         let on: FeatureGates = "DefaultPodTopologySpread=true".parse().expect("gates");
         let off: FeatureGates = "DefaultPodTopologySpread=false".parse().expect("gates");
-        let (p_on, _) = Profile::load(text(spread), &on).expect("builds");
-        let (p_off, _) = Profile::load(text(spread), &off).expect("builds");
+        let p_on = Profile::load(text(spread), &on).expect("builds").profile;
+        let p_off = Profile::load(text(spread), &off).expect("builds").profile;
         assert!(p_on.policy.args.pod_topology_spread.is_some());
         assert!(p_off.policy.args.pod_topology_spread.is_none());
         assert_ne!(p_on.policy, p_off.policy);
@@ -260,8 +280,10 @@ mod tests {
         let p = Profile::default_provider(&FeatureGates::default()).expect("builds");
         assert!(!p.policy.filters.is_empty());
         assert!(p.extenders.is_empty());
-        let (q, warnings) = Profile::load(text(LEAST), &FeatureGates::default()).expect("builds");
-        assert!(warnings.is_empty());
-        assert_eq!(q.policy.filters.len(), 3);
+        let q = Profile::load(text(LEAST), &FeatureGates::default()).expect("builds");
+        assert!(q.warnings().is_empty());
+        assert_eq!(q.profile.policy.filters.len(), 3);
+        let loaded = q.policy.expect("a policy document");
+        assert_eq!(loaded.resolved, q.profile.policy, "the gated resolution");
     }
 }

@@ -72,8 +72,8 @@ pub use ratelimit::{ApiClients, RateLimitLayer, RateLimiter};
 use self::mirror::Mirrored;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::extender::{Extender, ExtenderBindingArgs};
+use crate::framework::ANNOTATION_GPU_INDEXES;
 use crate::framework::PodInfo;
-use crate::framework::types::ANNOTATION_GPU_INDEXES;
 use crate::profile::Profile;
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
@@ -505,8 +505,12 @@ pub async fn run(
             s.report_malformed();
         }
         s.publish_queue_metrics();
+        // Every replica records its cache sync (`/readyz`), leading or not: a follower is
+        // ready to take over once its caches are warm (kube-scheduler's readyz check
+        // `sched-handler-sync` passes before leader election starts).
+        let synced = s.synced();
         if current.is_some()
-            && s.synced()
+            && synced
             && let Some(guard) = leader.leadership()
             && let Some(qp) = s.queue.pop()
         {
@@ -941,7 +945,7 @@ impl Scheduler {
                             .map(|n| n.labels.clone())
                             .unwrap_or_default(),
                         csi_node: snapshot.volumes().csi_node(&r.node).cloned(),
-                        gates: crate::volume::MigrationGates::default(),
+                        gates: crate::volume::csi::MigrationGates::default(),
                     }
                 });
                 let gpu = assumed.gpu_indexes;

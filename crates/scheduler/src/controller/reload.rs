@@ -223,10 +223,11 @@ impl PolicyReloader {
         };
         let name = self.path.display().to_string();
         let source = PolicySource::Text { name: &name, text };
-        let (profile, warnings) = match Profile::load(source, &self.gates) {
+        let loaded = match Profile::load(source, &self.gates) {
             Ok(l) => l,
             Err(e) => return self.reject(Some(bytes), e.to_string()),
         };
+        let profile = loaded.profile.clone();
         if let Some(initial) = self.initial.take()
             && initial == profile.policy
         {
@@ -234,7 +235,7 @@ impl PolicyReloader {
             self.running_bytes = Some(bytes);
             return ReloadOutcome::Unchanged;
         }
-        for w in &warnings {
+        for w in loaded.warnings() {
             warn!("{w}");
         }
         self.generation += 1;

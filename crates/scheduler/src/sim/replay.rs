@@ -71,6 +71,33 @@ pub enum ReplayError {
     NoGpuRequest,
 }
 
+/// An entry of a scheduling queue: a pod, possibly with what the queue keeps beside it (the
+/// simulation's profile index).
+pub trait QueuedPod: Clone {
+    /// The pod.
+    fn pod(&self) -> &PodInfo;
+    /// The pod, to rename a clone.
+    fn pod_mut(&mut self) -> &mut PodInfo;
+}
+
+impl QueuedPod for PodInfo {
+    fn pod(&self) -> &PodInfo {
+        self
+    }
+    fn pod_mut(&mut self) -> &mut PodInfo {
+        self
+    }
+}
+
+impl<T: Clone> QueuedPod for (T, PodInfo) {
+    fn pod(&self) -> &PodInfo {
+        &self.1
+    }
+    fn pod_mut(&mut self) -> &mut PodInfo {
+        &mut self.1
+    }
+}
+
 /// The GPU request of a pod, milli-GPU.
 pub fn gpu_request_milli(pod: &PodInfo) -> u64 {
     u64::from(pod.gpu.count) * u64::from(pod.gpu.milli)
@@ -78,8 +105,9 @@ pub fn gpu_request_milli(pod: &PodInfo) -> u64 {
 
 /// Sort `pods` by name (then namespace) and shuffle them with a generator seeded with `seed`;
 /// the generator is returned for the inflation draws.
-pub fn shuffle(pods: &mut [PodInfo], seed: u64) -> StdRng {
+pub fn shuffle<T: QueuedPod>(pods: &mut [T], seed: u64) -> StdRng {
     pods.sort_by(|a, b| {
+        let (a, b) = (a.pod(), b.pod());
         a.name
             .cmp(&b.name)
             .then_with(|| a.namespace.cmp(&b.namespace))
@@ -98,8 +126,8 @@ pub fn shuffle(pods: &mut [PodInfo], seed: u64) -> StdRng {
 /// # Errors
 /// [`ReplayError`] for a factor that is not positive and finite, a cluster without GPU
 /// capacity, or pods that request no GPU when clones are needed.
-pub fn inflate(
-    pods: &mut Vec<PodInfo>,
+pub fn inflate<T: QueuedPod>(
+    pods: &mut Vec<T>,
     factor: f64,
     capacity_milli: u64,
     rng: &mut StdRng,
@@ -111,12 +139,12 @@ pub fn inflate(
         return Err(ReplayError::NoCapacity);
     }
     let target = factor * capacity_milli as f64;
-    let mut total: u64 = pods.iter().map(gpu_request_milli).sum();
+    let mut total: u64 = pods.iter().map(|p| gpu_request_milli(p.pod())).sum();
     if total as f64 > target {
         let before = pods.len() as i64;
         while total as f64 > target && !pods.is_empty() {
             let i = rng.random_range(0..pods.len());
-            total -= gpu_request_milli(&pods[i]);
+            total -= gpu_request_milli(pods[i].pod());
             pods.remove(i);
         }
         return Ok(pods.len() as i64 - before);
@@ -129,8 +157,8 @@ pub fn inflate(
     while total as f64 <= target {
         let src = &pods[rng.random_range(0..originals)];
         let mut clone = src.clone();
-        clone.name = format!("{}-tuned-{i}", src.name);
-        total += gpu_request_milli(&clone);
+        clone.pod_mut().name = format!("{}-tuned-{i}", src.pod().name);
+        total += gpu_request_milli(clone.pod());
         pods.push(clone);
         i += 1;
     }
