@@ -147,6 +147,48 @@ struct SimulateArgs {
     /// openb pod list CSV (`openb_pod_list_*.csv`); its pods are pending for --scheduler-name.
     #[arg(long, value_name = "CSV")]
     openb_pods: Option<PathBuf>,
+    #[command(flatten)]
+    replay: ReplayArgs,
+}
+
+/// The FGD paper's replay method (see the README's GPU placement section).
+#[derive(clap::Args, Debug)]
+struct ReplayArgs {
+    /// Sort the pending pods by name, then shuffle them with this seed (the queue keeps that
+    /// order).
+    #[arg(long, value_name = "N")]
+    shuffle_seed: Option<u64>,
+    /// Append clones `<name>-tuned-<i>` of pods drawn at random until the total GPU request
+    /// passes F × the cluster's GPU capacity (below the pods' own total: remove random pods).
+    #[arg(long, value_name = "F")]
+    inflate: Option<f64>,
+    /// Write a CSV row per pod tried: pod, arrived, allocated, capacity and fragment milli-GPU.
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<PathBuf>,
+    /// Among equally scored nodes pick at random (kube-scheduler) or the lowest node name (the
+    /// FGD paper's simulator).
+    #[arg(long, value_enum, default_value_t = TieBreakArg::Random)]
+    tie_break: TieBreakArg,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum TieBreakArg {
+    Random,
+    NodeName,
+}
+
+impl ReplayArgs {
+    fn options(&self) -> sim::replay::ReplayOptions {
+        sim::replay::ReplayOptions {
+            shuffle_seed: self.shuffle_seed,
+            inflate: self.inflate,
+            tie_break: match self.tie_break {
+                TieBreakArg::Random => scheduler::schedule_one::TieBreak::Random,
+                TieBreakArg::NodeName => scheduler::schedule_one::TieBreak::NodeName,
+            },
+            timeline: self.timeline.is_some(),
+        }
+    }
 }
 
 /// Prints `error: <message>` on stderr, control characters of input values escaped. A closed
@@ -383,19 +425,32 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let mut run = match Simulation::with_profiles(cluster, profiles, &cfg) {
-        Ok(r) => r,
-        Err(e) => {
-            print_error(e);
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-    };
+    let mut run =
+        match Simulation::with_profiles_replay(cluster, profiles, &cfg, args.replay.options()) {
+            Ok(r) => r,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
     for w in run.warnings() {
         tracing::warn!("{}", escape_control_line(w));
     }
     // Pods are written as they are scheduled (see `output`).
-    finish_output(match args.output {
+    let code = finish_output(match args.output {
         OutputFormat::Json => output::print_json(&mut run),
         OutputFormat::Table => output::print_table(&mut run),
-    })
+    });
+    if let (Some(path), Some(rows)) = (&args.replay.timeline, run.timeline()) {
+        let written = std::fs::File::create(path).and_then(|f| {
+            let mut w = io::BufWriter::new(f);
+            sim::replay::write_timeline_csv(&mut w, rows)?;
+            w.flush()
+        });
+        if let Err(e) = written {
+            print_error(format_args!("--timeline {}: {e}", path.display()));
+            return ExitCode::FAILURE;
+        }
+    }
+    code
 }

@@ -133,6 +133,20 @@ fn write_summary(out: &mut impl Write, s: &Summary) -> io::Result<()> {
             s.gpu.allocation_ratio * 100.0
         )?;
     }
+    if let Some(r) = &s.replay {
+        let at: Vec<String> = r
+            .unallocated_gpu_percent_at_arrived
+            .iter()
+            .map(|(x, v)| format!("{x}%: {v:.2}%"))
+            .collect();
+        writeln!(
+            out,
+            "Replay: {} typical pods, {} pods inflated; unallocated GPU at arrived {}",
+            r.typical_pods,
+            r.inflated_pods,
+            at.join(", ")
+        )?;
+    }
     writeln!(
         out,
         "Wall time {:.3} s, {:.0} pods/s",

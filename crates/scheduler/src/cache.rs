@@ -223,6 +223,15 @@ impl Cache {
         &self.snapshot
     }
 
+    /// Set the workload's typical pods the GPU fragmentation scorers read
+    /// ([`Snapshot::typical_pods`]).
+    pub fn set_typical_pods(
+        &mut self,
+        tp: Option<Arc<crate::framework::plugins::gpu_frag::TypicalPods>>,
+    ) {
+        self.snapshot.set_typical_pods(tp);
+    }
+
     /// The cluster state, the cache dropped ([`Cache::snapshot`]).
     pub fn into_snapshot(self) -> Snapshot {
         self.snapshot

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
+use crate::framework::plugins::gpu_frag::TypicalPods;
 use crate::framework::types::{NodeInfo, PodInfo, TaintEffect};
 use crate::labels::{LabelSelector, Labels};
 use crate::volume::VolumeIndex;
@@ -197,6 +198,8 @@ pub struct Snapshot {
     /// PVs, PVCs, StorageClasses and CSINodes, shared with the cycle state of the volume
     /// plugins (copy-on-write: mutated through [`Snapshot::volumes_mut`]).
     volumes: Arc<VolumeIndex>,
+    /// The workload's typical pods for the GPU fragmentation scorers, when known.
+    typical_pods: Option<Arc<TypicalPods>>,
 }
 
 impl Snapshot {
@@ -244,6 +247,18 @@ impl Snapshot {
     /// True when there are no nodes.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+
+    /// The workload's typical pods (the FGD paper's target workload), which the GPU
+    /// fragmentation scorers read: set by `simulate` from its input pods and by cluster mode from
+    /// the pods it has seen. `None` when unknown.
+    pub fn typical_pods(&self) -> Option<&Arc<TypicalPods>> {
+        self.typical_pods.as_ref()
+    }
+
+    /// Set (or clear) the typical pods.
+    pub fn set_typical_pods(&mut self, tp: Option<Arc<TypicalPods>>) {
+        self.typical_pods = tp;
     }
 
     /// The index of node `name`.

@@ -392,6 +392,19 @@ pub trait ScorePlugin: Send + Sync {
         Ok(())
     }
 
+    /// The GPU devices this scorer would take for `pod` on the chosen `node` (Reserve follows
+    /// the scorer: FGD takes the device that leaves the least fragmentation). `None` lets the
+    /// default choice ([`NodeInfo::pick_gpus`]) decide; the first score plugin that answers wins.
+    fn gpu_indexes(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _snapshot: &Snapshot,
+        _node: &NodeInfo,
+    ) -> Option<Vec<u32>> {
+        None
+    }
+
     /// NormalizeScore: map raw scores into `0..=MAX_NODE_SCORE` in place. The default leaves
     /// them as they are (for plugins whose raw score is already on that scale).
     ///

@@ -151,6 +151,14 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
             ))
         }
         plugins::pod_topology_spread::NAME => Box::new(pod_topology_spread(args)),
+        plugins::gpu_best_fit::NAME => Box::new(plugins::gpu_best_fit::GpuBestFit),
+        plugins::gpu_clustering::NAME => Box::new(plugins::gpu_clustering::GpuClustering),
+        plugins::gpu_dot_product::NAME => Box::new(plugins::gpu_dot_product::GpuDotProduct),
+        plugins::gpu_packing::NAME => Box::new(plugins::gpu_packing::GpuPacking),
+        plugins::gpu_fgd::NAME => Box::new(plugins::gpu_fgd::GpuFragmentation::new()),
+        plugins::gpu_fgd::NAME_STRANDING => {
+            Box::new(plugins::gpu_fgd::GpuFragmentation::stranding())
+        }
         _ => return None,
     })
 }

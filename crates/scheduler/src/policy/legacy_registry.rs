@@ -70,13 +70,23 @@ pub(super) const NODE_LABEL_PREDICATE: &str = "CheckNodeLabelPresence";
 /// `DefaultPodTopologySpread` off for `SelectorSpreadPriority`; see
 /// [`super::ResolvedPolicy::with_feature_gates`] for the gate-on translation). `NodeLabel`, `ServiceAffinity`
 /// and `RequestedToCapacityRatio` are the keys custom priorities (with an argument) resolve to;
-/// they are registered names too.
+/// they are registered names too. The `Gpu*`, `BestFitPriority` and `DotProductPriority` keys are
+/// mini-scheduler's GPU placement scorers (the FGD paper's, not v1.22's).
 pub(super) const PRIORITIES: &[(&str, &str)] = &[
     (
         "BalancedResourceAllocation",
         "NodeResourcesBalancedAllocation",
     ),
+    ("BestFitPriority", "GpuBestFit"),
+    ("DotProductPriority", "GpuDotProduct"),
     ("EvenPodsSpreadPriority", "PodTopologySpread"),
+    ("GpuClusteringPriority", "GpuClustering"),
+    ("GpuFragmentationPriority", "GpuFragmentation"),
+    (
+        "GpuFragmentationStrandingPriority",
+        "GpuFragmentationStranding",
+    ),
+    ("GpuPackingPriority", "GpuPacking"),
     ("ImageLocalityPriority", "ImageLocality"),
     ("InterPodAffinityPriority", "InterPodAffinity"),
     ("LeastRequestedPriority", "NodeResourcesLeastAllocated"),

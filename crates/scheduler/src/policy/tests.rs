@@ -146,7 +146,9 @@ fn unknown_priority_in_yaml() {
     );
     assert!(
         e.ends_with(
-            "? valid priorities: BalancedResourceAllocation, EvenPodsSpreadPriority, ImageLocalityPriority, \
+            "? valid priorities: BalancedResourceAllocation, BestFitPriority, DotProductPriority, \
+             EvenPodsSpreadPriority, GpuClusteringPriority, GpuFragmentationPriority, \
+             GpuFragmentationStrandingPriority, GpuPackingPriority, ImageLocalityPriority, \
              InterPodAffinityPriority, LeastRequestedPriority, \
              MostRequestedPriority, NodeAffinityPriority, NodeLabel, NodePreferAvoidPodsPriority, \
              RequestedToCapacityRatio, SelectorSpreadPriority, ServiceSpreadingPriority, ServiceAffinity, \
@@ -1019,7 +1021,8 @@ fn every_plugin_the_tables_name_is_built() {
     for (plugin, _, _) in DEFAULT_PROVIDER_SCORES {
         assert!(new_score(plugin, &args).is_some(), "{plugin}");
     }
-    assert_eq!(n, 22 + 13, "every (name, plugin) pair of the tables");
+    // 22 predicate pairs, 13 v1.22 priorities and the 6 GPU placement priorities.
+    assert_eq!(n, 22 + 13 + 6, "every (name, plugin) pair of the tables");
     // And the gate-on translation's plugin (SelectorSpreadPriority → PodTopologySpread).
     let gated = default_provider().with_feature_gates(&FeatureGates::default());
     crate::framework::Framework::from_policy(&gated).unwrap();

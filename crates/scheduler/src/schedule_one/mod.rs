@@ -86,12 +86,23 @@ pub struct CycleTimings {
     pub score: Option<(std::time::Duration, Code)>,
 }
 
+/// How `selectHost` chooses among the nodes with the top total score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TieBreak {
+    /// Uniformly at random with the seeded RNG, as kube-scheduler does.
+    #[default]
+    Random,
+    /// The node with the lowest name, as the FGD paper's simulator does.
+    NodeName,
+}
+
 /// Scheduling algorithm state kept across cycles: the configuration, the RNG that breaks ties,
 /// the rotating start index, and reusable buffers.
 pub struct Algorithm {
     /// `percentageOfNodesToScore` (0 = adaptive, 100 = all).
     pub percentage_of_nodes_to_score: i32,
     rng: StdRng,
+    tie_break: TieBreak,
     next_start_node_index: usize,
     search: Search,
     scoring: Scoring,
@@ -108,6 +119,7 @@ impl Algorithm {
         Algorithm {
             percentage_of_nodes_to_score,
             rng: StdRng::seed_from_u64(seed),
+            tie_break: TieBreak::Random,
             next_start_node_index: 0,
             search: Search::default(),
             scoring: Scoring::default(),
@@ -116,6 +128,11 @@ impl Algorithm {
             state: CycleState::new(),
             extenders: Vec::new(),
         }
+    }
+
+    /// How ties among the best-scored nodes are broken (default [`TieBreak::Random`]).
+    pub fn set_tie_break(&mut self, tie_break: TieBreak) {
+        self.tie_break = tie_break;
     }
 
     /// What the last [`Self::schedule`] call spent in each extension point.
@@ -274,7 +291,13 @@ impl Algorithm {
         self.search.feasible = feasible;
         let (chosen, scores) = result?;
         let node = &nodes[chosen as usize];
-        let gpu_indexes = node.pick_gpus(pod.gpu).unwrap_or_default();
+        // The devices follow the scorer that chooses them (FGD), else the default best fit.
+        let gpu_indexes = fwk
+            .scores
+            .iter()
+            .find_map(|ws| ws.plugin.gpu_indexes(&self.state, pod, snapshot, node))
+            .or_else(|| node.pick_gpus(pod.gpu))
+            .unwrap_or_default();
         let mut reservations = Vec::new();
         for &fi in &self.active {
             let f = &fwk.filters[fi];
@@ -328,7 +351,18 @@ impl Algorithm {
         let chosen = if feasible.len() == 1 {
             feasible[0]
         } else {
-            feasible[select_host::select_host(&self.scoring.totals, &mut self.rng)]
+            let totals = &self.scoring.totals;
+            match self.tie_break {
+                TieBreak::Random => feasible[select_host::select_host(totals, &mut self.rng)],
+                TieBreak::NodeName => {
+                    let nodes = snapshot.nodes();
+                    feasible[select_host::select_host_by(totals, |a, b| {
+                        nodes[feasible[a] as usize]
+                            .name
+                            .cmp(&nodes[feasible[b] as usize].name)
+                    })]
+                }
+            }
         };
         let scores =
             explain.then(|| explained.breakdowns(fwk, snapshot, feasible, &self.scoring.totals));

@@ -32,6 +32,19 @@ pub(super) fn select_host(totals: &[i64], rng: &mut StdRng) -> usize {
         .map_or(0, |(j, _)| j)
 }
 
+/// `selectHost` with a deterministic tie-break: among the nodes with the highest total, the
+/// position `cmp` orders first (the FGD paper's simulator takes the lowest node name).
+pub(super) fn select_host_by(
+    totals: &[i64],
+    cmp: impl Fn(usize, usize) -> std::cmp::Ordering,
+) -> usize {
+    let max = totals.iter().copied().max().unwrap_or(0);
+    (0..totals.len())
+        .filter(|&j| totals[j] == max)
+        .min_by(|&a, &b| cmp(a, b))
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use rand::SeedableRng;
@@ -49,6 +62,15 @@ mod tests {
             rng.random_range(0..1000u32),
             untouched.random_range(0..1000u32)
         );
+    }
+
+    #[test]
+    fn ordered_tie_break_takes_the_first_of_the_top_nodes() {
+        let names = ["c", "a", "b", "d"];
+        let by_name = |a: usize, b: usize| names[a].cmp(names[b]);
+        assert_eq!(select_host_by(&[5, 1, 5, 5], by_name), 2);
+        assert_eq!(select_host_by(&[5, 9, 5, 5], by_name), 1);
+        assert_eq!(select_host_by(&[4], by_name), 0);
     }
 
     /// Ties are broken uniformly, and only among the top nodes.

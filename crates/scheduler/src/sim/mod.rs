@@ -26,6 +26,7 @@
 
 pub mod files;
 pub mod openb;
+pub mod replay;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -194,6 +195,9 @@ pub enum SimError {
     /// The policy does not build into a profile (plugins, extenders).
     #[error(transparent)]
     Profile(#[from] ProfileError),
+    /// A replay option cannot be applied (`--inflate`).
+    #[error(transparent)]
+    Replay(#[from] replay::ReplayError),
 }
 
 impl From<Box<DecodeError>> for SimError {
@@ -323,6 +327,10 @@ pub struct Summary {
     pub wall_time_seconds: f64,
     /// Pods attempted per second of that time.
     pub pods_per_second: f64,
+    /// With the replay options (`--shuffle-seed`, `--inflate`, `--timeline`): the FGD paper's
+    /// figures ([`replay::ReplaySummary`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<replay::ReplaySummary>,
 }
 
 /// The whole report (`--output json`).
@@ -584,6 +592,7 @@ pub struct Simulation {
     warnings: Vec<String>,
     pod_width: usize,
     node_width: usize,
+    replay: Option<replay::ReplayRecorder>,
 }
 
 impl Simulation {
@@ -599,12 +608,29 @@ impl Simulation {
         profile: &Profile,
         cfg: &SimulationConfig,
     ) -> Result<Self, SimError> {
+        Self::with_replay(cluster, profile, cfg, replay::ReplayOptions::default())
+    }
+
+    /// As [`Simulation::new`], with the FGD paper's replay method ([`replay`]): the pending
+    /// pods shuffled and inflated as `options` say (the queue then keeps that order), ties
+    /// broken as it says, and the timeline recorded. The workload's typical pods (for the GPU
+    /// fragmentation scorers and the timeline) are those of the running and pending pods read,
+    /// before inflation.
+    ///
+    /// # Errors
+    /// As [`Simulation::new`], and [`SimError::Replay`] for an inflation that cannot be done.
+    pub fn with_replay(
+        cluster: Cluster,
+        profile: &Profile,
+        cfg: &SimulationConfig,
+        options: replay::ReplayOptions,
+    ) -> Result<Self, SimError> {
         let profile = SimProfile {
             scheduler_name: cfg.scheduler_name.clone(),
             profile: profile.clone(),
             percentage_of_nodes_to_score: None,
         };
-        Self::with_profiles(cluster, vec![profile], cfg)
+        Self::with_profiles_replay(cluster, vec![profile], cfg, options)
     }
 
     /// As [`Simulation::new`] with several profiles (a `KubeSchedulerConfiguration`'s): a pod
@@ -617,9 +643,22 @@ impl Simulation {
     /// # Errors
     /// As [`Simulation::new`].
     pub fn with_profiles(
+        cluster: Cluster,
+        profiles: Vec<SimProfile>,
+        cfg: &SimulationConfig,
+    ) -> Result<Self, SimError> {
+        Self::with_profiles_replay(cluster, profiles, cfg, replay::ReplayOptions::default())
+    }
+
+    /// [`Simulation::with_profiles`] with the replay options of [`Simulation::with_replay`].
+    ///
+    /// # Errors
+    /// As [`Simulation::with_replay`].
+    pub fn with_profiles_replay(
         mut cluster: Cluster,
         profiles: Vec<SimProfile>,
         cfg: &SimulationConfig,
+        options: replay::ReplayOptions,
     ) -> Result<Self, SimError> {
         generate_names(&mut cluster, cfg.seed);
         // Nothing expires: with no binding cycle, each placement is confirmed at once.
@@ -796,7 +835,33 @@ impl Simulation {
                 .then(a.creation_timestamp.cmp(&b.creation_timestamp))
                 .then(ia.cmp(ib))
         });
-        let queue: Vec<(usize, PodInfo)> = queue.into_iter().map(|(_, f, p)| (f, p)).collect();
+        let mut queue: Vec<(usize, PodInfo)> = queue.into_iter().map(|(_, f, p)| (f, p)).collect();
+
+        // The workload's typical pods: the pods running and pending, before any inflation.
+        let typical = Arc::new(crate::framework::plugins::gpu_frag::TypicalPods::from_pods(
+            cache
+                .snapshot()
+                .nodes()
+                .iter()
+                .flat_map(|n| n.pods.iter().map(|p| &**p))
+                .chain(queue.iter().map(|(_, p)| p)),
+        ));
+        cache.set_typical_pods(Some(typical.clone()));
+        let mut inflated = 0i64;
+        let mut rng = match options.shuffle_seed {
+            Some(seed) => replay::shuffle(&mut queue, seed),
+            None => StdRng::seed_from_u64(cfg.seed),
+        };
+        if let Some(f) = options.inflate {
+            let capacity = gpu_usage(cache.snapshot()).capacity_milli;
+            inflated = replay::inflate(&mut queue, f, capacity, &mut rng)?;
+        }
+        let recorder = options.records().then(|| {
+            let mut r = replay::ReplayRecorder::new(options.clone(), typical, cache.snapshot());
+            r.inflated_pods = inflated;
+            r
+        });
+        let total_pods = usize::try_from(total_pods as i64 + inflated).unwrap_or(0);
 
         let pod_width = decided
             .iter()
@@ -818,6 +883,7 @@ impl Simulation {
             .max(4);
 
         let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+        algo.set_tie_break(options.tie_break);
         // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
         // extender's bind verb is not called.
         if let Some(first) = profiles.first() {
@@ -843,7 +909,13 @@ impl Simulation {
             warnings,
             pod_width,
             node_width,
+            replay: recorder,
         })
+    }
+
+    /// The replay timeline so far (with the replay options), one row per pod tried.
+    pub fn timeline(&self) -> Option<&[replay::TimelineRow]> {
+        self.replay.as_ref().map(|r| r.rows.as_slice())
     }
 
     /// Widest `namespace/name` among the pods (at least 3), for aligned tables.
@@ -883,6 +955,7 @@ impl Simulation {
             } else {
                 0.0
             },
+            replay: self.replay.as_ref().map(replay::ReplayRecorder::summary),
         }
     }
 
@@ -1001,7 +1074,18 @@ impl Iterator for Simulation {
             None => {
                 let (profile, pod) = self.queue.next()?;
                 let started = Instant::now();
+                let record = self
+                    .replay
+                    .is_some()
+                    .then(|| (pod.key(), replay::gpu_request_milli(&pod)));
                 let o = self.schedule(profile, pod);
+                if let (Some(r), Some((key, request))) = (self.replay.as_mut(), record) {
+                    let node = match (&o.status, &o.node) {
+                        (PodStatus::Scheduled, Some(n)) => self.cache.snapshot().node_index(n),
+                        _ => None,
+                    };
+                    r.record(key, request, node, self.cache.snapshot());
+                }
                 self.busy += started.elapsed();
                 o
             }

@@ -2,6 +2,12 @@
 //! predicate and priority names map onto them in [`crate::policy`].
 
 pub mod balanced_allocation;
+pub mod gpu_best_fit;
+pub mod gpu_clustering;
+pub mod gpu_dot_product;
+pub mod gpu_fgd;
+pub mod gpu_frag;
+pub mod gpu_packing;
 pub mod gpu_share;
 pub mod helper;
 pub mod image_locality;

@@ -1,0 +1,618 @@
+//! The GPU placement study: the FGD paper's comparison (Weng et al., USENIX ATC'23) rerun
+//! through `simulate`'s replay method — every policy × seeds 42–51 × the 17 openb traces, in
+//! parallel — written as a CSV, a Markdown table and two SVG charts (unallocated GPU % vs arrived
+//! workload on the default trace; the 17 traces at 100 % arrived beside the authors' values).
+//!
+//! ```sh
+//! cargo run --release -p benches --bin fgd_study            # writes docs/gpu-study/
+//! cargo run --release -p benches --bin fgd_study -- --traces default --seeds 42-43
+//! ```
+//!
+//! Each run: the GPU node list, one pod list, the policy file `config/policies/gpu/<p>.yaml`,
+//! `--percentage-of-nodes-to-score 100 --shuffle-seed S --seed S --inflate 1.3`, ties broken by
+//! node name (the paper's simulator) except for Random, which breaks them at random.
+#![allow(clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use clap::Parser;
+use plotters::prelude::*;
+
+use scheduler::policy::{self, ResolvedPolicy};
+use scheduler::profile::Profile;
+use scheduler::schedule_one::TieBreak;
+use scheduler::sim::replay::{ReplayOptions, unallocated_at};
+use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The 17 traces of the paper's figures, in the order of its table.
+const TRACES: &[&str] = &[
+    "default",
+    "cpu050",
+    "cpu100",
+    "cpu200",
+    "cpu250",
+    "gpushare40",
+    "gpushare60",
+    "gpushare80",
+    "gpushare100",
+    "multigpu20",
+    "multigpu30",
+    "multigpu40",
+    "multigpu50",
+    "gpuspec10",
+    "gpuspec20",
+    "gpuspec25",
+    "gpuspec33",
+];
+
+/// Policy file stem, display name, the authors' `sc_policy` (none for ours), tie-break.
+const POLICIES: &[(&str, &str, Option<&str>, TieBreak)] = &[
+    ("random", "Random", Some("01-Random"), TieBreak::Random),
+    (
+        "dot-product",
+        "DotProd",
+        Some("02-DotProd"),
+        TieBreak::NodeName,
+    ),
+    (
+        "gpu-clustering",
+        "GpuClustering",
+        Some("03-GpuClustering"),
+        TieBreak::NodeName,
+    ),
+    (
+        "gpu-packing",
+        "GpuPacking",
+        Some("04-GpuPacking"),
+        TieBreak::NodeName,
+    ),
+    (
+        "best-fit",
+        "BestFit",
+        Some("05-BestFit"),
+        TieBreak::NodeName,
+    ),
+    ("fgd", "FGD", Some("06-FGD"), TieBreak::NodeName),
+];
+
+/// Arrived workload grid of the results, % of GPU capacity.
+const GRID_MAX: usize = 130;
+
+#[derive(Parser, Debug)]
+#[command(about = "Rerun the FGD paper's GPU placement comparison on the openb traces")]
+struct Args {
+    /// Directory of the openb CSVs.
+    #[arg(long, default_value = "data/openb")]
+    data: PathBuf,
+    /// The authors' results (`analysis_allo_discrete.csv`).
+    #[arg(long, default_value = "data/fgd-expected-results")]
+    expected: PathBuf,
+    /// Directory of the policy files `<policy>.yaml`.
+    #[arg(long, default_value = "config/policies/gpu")]
+    policies_dir: PathBuf,
+    /// Output directory (CSV, Markdown table, SVG charts).
+    #[arg(long, default_value = "docs/gpu-study")]
+    out: PathBuf,
+    /// Traces, comma-separated (default: the paper's 17).
+    #[arg(long, value_delimiter = ',')]
+    traces: Vec<String>,
+    /// Policy file stems, comma-separated (default: the paper's six).
+    #[arg(long, value_delimiter = ',')]
+    policies: Vec<String>,
+    /// Seeds as `FIRST-LAST`.
+    #[arg(long, default_value = "42-51")]
+    seeds: String,
+    /// Inflation factor (the paper's tune).
+    #[arg(long, default_value_t = 1.3)]
+    inflate: f64,
+    /// Worker threads (default: the available cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// One run's results.
+#[derive(Debug, Clone)]
+struct RunResult {
+    trace: String,
+    policy: String,
+    seed: u64,
+    seconds: f64,
+    pods: usize,
+    failed: usize,
+    /// Unallocated GPU % at arrived 0..=130 % (NaN where not reached).
+    unallocated: Vec<f64>,
+    /// Fragment as % of capacity at the same points.
+    fragment: Vec<f64>,
+}
+
+fn policy_name(stem: &str) -> String {
+    POLICIES
+        .iter()
+        .find(|p| p.0 == stem)
+        .map_or_else(|| stem.to_string(), |p| p.1.to_string())
+}
+
+fn tie_break(stem: &str) -> TieBreak {
+    POLICIES
+        .iter()
+        .find(|p| p.0 == stem)
+        .map_or(TieBreak::NodeName, |p| p.3)
+}
+
+fn load_trace(data: &Path, trace: &str) -> Cluster {
+    let mut c = Cluster::default();
+    sim::openb::read_nodes(&mut c, &data.join("openb_node_list_gpu_node.csv"))
+        .expect("reading the node list");
+    sim::openb::read_pods(
+        &mut c,
+        &data.join(format!("openb_pod_list_{trace}.csv")),
+        "mini-scheduler",
+    )
+    .expect("reading the pod list");
+    c
+}
+
+fn run_one(
+    cluster: Cluster,
+    policy: &ResolvedPolicy,
+    stem: &str,
+    seed: u64,
+    inflate: f64,
+) -> (f64, usize, usize, Vec<f64>, Vec<f64>) {
+    let cfg = SimulationConfig {
+        scheduler_name: "mini-scheduler".into(),
+        seed,
+        percentage_of_nodes_to_score: 100,
+        explain: false,
+    };
+    let opts = ReplayOptions {
+        shuffle_seed: Some(seed),
+        inflate: Some(inflate),
+        tie_break: tie_break(stem),
+        timeline: true,
+    };
+    let started = Instant::now();
+    // A profile per run: the FGD scorer's memo is the run's own.
+    let profile = Profile::from_resolved(policy.clone(), stem).expect("building the policy");
+    let mut run = Simulation::with_replay(cluster, &profile, &cfg, opts).expect("simulation");
+    let mut pods = 0;
+    let mut failed = 0;
+    for o in run.by_ref() {
+        pods += 1;
+        if o.status != sim::PodStatus::Scheduled {
+            failed += 1;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let rows = run.timeline().expect("timeline");
+    let unalloc = (0..=GRID_MAX)
+        .map(|x| unallocated_at(rows, x as f64).unwrap_or(f64::NAN))
+        .collect();
+    let frag = (0..=GRID_MAX)
+        .map(|x| {
+            rows.iter()
+                .find(|r| {
+                    r.arrived_gpu_milli as f64 >= x as f64 / 100.0 * r.capacity_gpu_milli as f64
+                })
+                .map_or(f64::NAN, |r| {
+                    100.0 * r.fragment_gpu_milli / r.capacity_gpu_milli as f64
+                })
+        })
+        .collect();
+    (seconds, pods, failed, unalloc, frag)
+}
+
+/// The authors' unallocated GPU % at arrived 100 %: (trace, display policy) → per-seed values.
+fn authors(expected: &Path) -> BTreeMap<(String, String), Vec<f64>> {
+    let path = expected.join("analysis_allo_discrete.csv");
+    let text = std::fs::read_to_string(&path).expect("reading the authors' results");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect("column");
+    let (w, p, at100) = (col("workload"), col("sc_policy"), col("100"));
+    let mut out: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let trace = f[w].trim_start_matches("openb_pod_list_").to_string();
+        let Some(pol) = POLICIES.iter().find(|x| x.2 == Some(f[p])) else {
+            continue;
+        };
+        if let Ok(v) = f[at100].parse::<f64>() {
+            out.entry((trace, pol.1.to_string()))
+                .or_default()
+                .push(100.0 - v);
+        }
+    }
+    out
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    } else {
+        0.0
+    };
+    (m, var.sqrt())
+}
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+const COLORS: &[RGBColor] = &[
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(44, 160, 44),
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(214, 39, 40),
+    RGBColor(23, 190, 207),
+    RGBColor(127, 127, 127),
+];
+
+fn line_chart(
+    path: &Path,
+    results: &[RunResult],
+    policies: &[String],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Default trace: unallocated GPU vs arrived workload (median, 25-75 % band, 10 seeds)",
+            ("sans-serif", 18),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .build_cartesian_2d(75f64..130f64, 0f64..26f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("Arrived workload (% of cluster GPU capacity)")
+        .y_desc("Unallocated GPU (%)")
+        .draw()?;
+    chart
+        .draw_series(LineSeries::new(
+            (75..=130).map(|x| (x as f64, (100.0 - x as f64).max(0.0))),
+            BLACK.stroke_width(1),
+        ))?
+        .label("Ideal")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    for (k, pol) in policies.iter().enumerate() {
+        let runs: Vec<&RunResult> = results
+            .iter()
+            .filter(|r| r.trace == "default" && &r.policy == pol)
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let color = COLORS[k % COLORS.len()];
+        let stats: Vec<(f64, f64, f64, f64)> = (75..=GRID_MAX)
+            .map(|x| {
+                let mut v: Vec<f64> = runs
+                    .iter()
+                    .map(|r| r.unallocated[x])
+                    .filter(|v| v.is_finite())
+                    .collect();
+                (
+                    x as f64,
+                    quantile(&mut v, 0.25),
+                    quantile(&mut v, 0.5),
+                    quantile(&mut v, 0.75),
+                )
+            })
+            .collect();
+        let mut band: Vec<(f64, f64)> = stats.iter().map(|s| (s.0, s.3)).collect();
+        band.extend(stats.iter().rev().map(|s| (s.0, s.1)));
+        chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.2).filled())))?;
+        chart
+            .draw_series(LineSeries::new(
+                stats.iter().map(|s| (s.0, s.2)),
+                color.stroke_width(2),
+            ))?
+            .label(pol.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+fn bar_chart(
+    path: &Path,
+    ours: &BTreeMap<(String, String), (f64, f64)>,
+    theirs: &BTreeMap<(String, String), (f64, f64)>,
+    traces: &[String],
+    policies: &[String],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let per = policies.len() as f64 + 1.0;
+    let width = (traces.len() as f64 * per * 24.0 + 160.0) as u32;
+    let root = SVGBackend::new(path, (width.max(700), 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let ymax = ours
+        .values()
+        .chain(theirs.values())
+        .map(|v| v.0)
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max)
+        * 1.1;
+    let xmax = traces.len() as f64 * per;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Unallocated GPU at 100 % arrived, mean of 10 seeds: ours (solid) beside the authors' (light, outlined)",
+            ("sans-serif", 18),
+        )
+        .margin(15)
+        .x_label_area_size(60)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0f64..xmax, 0f64..ymax)?;
+    let labels: Vec<String> = traces.to_vec();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(traces.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = (x / per - 0.5).round();
+            if i >= 0.0 && ((x / per) - 0.5 - i).abs() < 0.05 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("Unallocated GPU (%)")
+        .draw()?;
+    for (k, pol) in policies.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let mut first = true;
+        for (t, trace) in traces.iter().enumerate() {
+            let x0 = t as f64 * per + 0.5 + k as f64;
+            let key = (trace.clone(), pol.clone());
+            if let Some(&(v, _)) = theirs.get(&key).filter(|v| v.0.is_finite()) {
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x0, 0.0), (x0 + 0.45, v)],
+                    color.mix(0.3).filled(),
+                )))?;
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x0, 0.0), (x0 + 0.45, v)],
+                    color.stroke_width(1),
+                )))?;
+            }
+            if let Some(&(v, _)) = ours.get(&key).filter(|v| v.0.is_finite()) {
+                let s = chart.draw_series(std::iter::once(Rectangle::new(
+                    [(x0 + 0.45, 0.0), (x0 + 0.9, v)],
+                    color.filled(),
+                )))?;
+                if first {
+                    s.label(pol.as_str()).legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                    });
+                    first = false;
+                }
+            }
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+fn main() {
+    let args = Args::parse();
+    let traces: Vec<String> = if args.traces.is_empty() {
+        TRACES.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.traces.clone()
+    };
+    let stems: Vec<String> = if args.policies.is_empty() {
+        POLICIES.iter().map(|p| p.0.to_string()).collect()
+    } else {
+        args.policies.clone()
+    };
+    let (first, last) = args
+        .seeds
+        .split_once('-')
+        .map(|(a, b)| (a.parse::<u64>(), b.parse::<u64>()))
+        .and_then(|(a, b)| Some((a.ok()?, b.ok()?)))
+        .unwrap_or_else(|| {
+            eprintln!("error: --seeds {}: expected FIRST-LAST", args.seeds);
+            std::process::exit(2)
+        });
+    let seeds: Vec<u64> = (first..=last).collect();
+    let policies: Vec<(String, ResolvedPolicy)> = stems
+        .iter()
+        .map(|s| {
+            let path = args.policies_dir.join(format!("{s}.yaml"));
+            let l = policy::load_policy_file(&path).unwrap_or_else(|e| {
+                eprintln!("error: {e}");
+                std::process::exit(2)
+            });
+            (s.clone(), l.resolved)
+        })
+        .collect();
+    let clusters: Vec<Cluster> = traces.iter().map(|t| load_trace(&args.data, t)).collect();
+    let jobs: Vec<(usize, usize, u64)> = (0..traces.len())
+        .flat_map(|t| {
+            let seeds = &seeds;
+            (0..policies.len()).flat_map(move |p| seeds.iter().map(move |&s| (t, p, s)))
+        })
+        .collect();
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    eprintln!(
+        "{} runs ({} traces x {} policies x {} seeds) on {threads} threads",
+        jobs.len(),
+        traces.len(),
+        policies.len(),
+        seeds.len()
+    );
+    let started = Instant::now();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<RunResult>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(t, p, seed)) = jobs.get(i) else {
+                        break;
+                    };
+                    let (stem, policy) = &policies[p];
+                    let (seconds, pods, failed, unallocated, fragment) =
+                        run_one(clusters[t].clone(), policy, stem, seed, args.inflate);
+                    let r = RunResult {
+                        trace: traces[t].clone(),
+                        policy: policy_name(stem),
+                        seed,
+                        seconds,
+                        pods,
+                        failed,
+                        unallocated,
+                        fragment,
+                    };
+                    eprintln!(
+                        "[{:>4}/{}] {:<12} {:<14} seed {seed}: {:.2} % unallocated at 100 % arrived ({seconds:.2} s)",
+                        i + 1,
+                        jobs.len(),
+                        r.trace,
+                        r.policy,
+                        r.unallocated[100]
+                    );
+                    results.lock().expect("results").push(r);
+                }
+            });
+        }
+    });
+    let total = started.elapsed().as_secs_f64();
+    let mut results = results.into_inner().expect("results");
+    results.sort_by(|a, b| {
+        (traces.iter().position(|t| *t == a.trace), &a.policy, a.seed).cmp(&(
+            traces.iter().position(|t| *t == b.trace),
+            &b.policy,
+            b.seed,
+        ))
+    });
+    let names: Vec<String> = stems.iter().map(|s| policy_name(s)).collect();
+
+    std::fs::create_dir_all(&args.out).expect("creating the output directory");
+    // CSV: one row per run.
+    let mut csv = String::from("trace,policy,seed,seconds,pods,failed");
+    for x in 0..=GRID_MAX {
+        csv.push_str(&format!(",unalloc_{x}"));
+    }
+    for x in [75, 100, 130] {
+        csv.push_str(&format!(",frag_{x}"));
+    }
+    csv.push('\n');
+    for r in &results {
+        csv.push_str(&format!(
+            "{},{},{},{:.3},{},{}",
+            r.trace, r.policy, r.seed, r.seconds, r.pods, r.failed
+        ));
+        for v in &r.unallocated {
+            csv.push_str(&format!(",{v:.4}"));
+        }
+        for x in [75, 100, 130] {
+            csv.push_str(&format!(",{:.4}", r.fragment[x]));
+        }
+        csv.push('\n');
+    }
+    std::fs::write(args.out.join("study.csv"), csv).expect("writing study.csv");
+
+    // Means at 100 %, ours and the authors'.
+    let mut ours: BTreeMap<(String, String), (f64, f64)> = BTreeMap::new();
+    for t in &traces {
+        for p in &names {
+            let v: Vec<f64> = results
+                .iter()
+                .filter(|r| &r.trace == t && &r.policy == p)
+                .map(|r| r.unallocated[100])
+                .collect();
+            if !v.is_empty() {
+                ours.insert((t.clone(), p.clone()), mean_sd(&v));
+            }
+        }
+    }
+    let theirs: BTreeMap<(String, String), (f64, f64)> = authors(&args.expected)
+        .into_iter()
+        .map(|(k, v)| (k, mean_sd(&v)))
+        .collect();
+
+    let mut md = String::from(
+        "Unallocated GPU % at 100 % arrived workload, mean ± sd of the seeds: ours / the authors'.\n\n| trace |",
+    );
+    for p in &names {
+        md.push_str(&format!(" {p} |"));
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---:|".repeat(names.len()));
+    md.push('\n');
+    for t in &traces {
+        md.push_str(&format!("| {t} |"));
+        for p in &names {
+            let k = (t.clone(), p.clone());
+            let o = ours
+                .get(&k)
+                .map_or("–".into(), |v| format!("{:.2} ± {:.2}", v.0, v.1));
+            let a = theirs
+                .get(&k)
+                .map_or(String::new(), |v| format!(" / {:.2}", v.0));
+            md.push_str(&format!(" {o}{a} |"));
+        }
+        md.push('\n');
+    }
+    let run_seconds: f64 = results.iter().map(|r| r.seconds).sum();
+    md.push_str(&format!(
+        "\n{} runs in {total:.0} s wall time on {threads} threads ({run_seconds:.0} s of runs).\n",
+        results.len()
+    ));
+    std::fs::write(args.out.join("table.md"), &md).expect("writing table.md");
+    print!("{md}");
+
+    line_chart(
+        &args.out.join("unallocated-vs-arrived.svg"),
+        &results,
+        &names,
+    )
+    .expect("drawing the line chart");
+    bar_chart(
+        &args.out.join("traces-at-100.svg"),
+        &ours,
+        &theirs,
+        &traces,
+        &names,
+    )
+    .expect("drawing the bar chart");
+    eprintln!("wrote {}", args.out.display());
+}

@@ -1,0 +1,499 @@
+//! The GPU fragmentation measure of the FGD paper (Weng et al., *Beware of Fragmentation:
+//! Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent*, USENIX ATC'23), shared
+//! by the `GpuFragmentationPriority` scorer ([`super::gpu_fgd`]) and the replay timeline
+//! ([`crate::sim::replay`]).
+//!
+//! * **Typical pods** ([`TypicalPods`]): the distinct pod shapes of the workload — CPU request
+//!   (millicores), GPU count, milli-GPU per GPU, allowed GPU models — most popular first, kept
+//!   until they cover 95 % of the pods (CPU-only pods included), with their popularities `p_m`
+//!   renormalised to sum to 1.
+//! * **Fragment of node n for typical pod m**, `F_n(m)`, in milli-GPU: the node's unallocated
+//!   GPU that m could not use. All of it when m needs no GPU, when m may not run on the node's
+//!   GPU model, when the node lacks the CPU for m, or when no (set of) device(s) has room for m;
+//!   otherwise only the devices whose free share is below m's per-device request.
+//! * **Node fragmentation** `F_n(M) = Σ_m p_m F_n(m)`; **cluster fragmentation** `Σ_n F_n(M)`.
+//!
+//! With [`FragModel::memory`] the node's free memory is checked against each typical pod's
+//! (mean) memory request as its CPU is: the GPUs a node cannot use for lack of memory count as
+//! fragment too (our "stranding" variant; the paper checks CPU only).
+//!
+//! Results are memoised per node state ([`FragMemo`]): the fragment depends only on the node's
+//! GPU model, on which typical pods' CPU (and memory) requests its free CPU (memory) covers, and
+//! on the multiset of its devices' free shares, so identical nodes share one entry.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::framework::types::{GPU_MILLI_PER_DEVICE, LABEL_GPU_MODEL, NodeInfo, PodInfo};
+use crate::labels::Operator;
+
+/// Share of the pods the typical pod shapes cover (the paper's 95 %).
+pub const TYPICAL_POD_COVERAGE: f64 = 0.95;
+
+/// The shape of a pod as the fragmentation measure sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PodShape {
+    /// CPU request, millicores.
+    pub milli_cpu: i64,
+    /// GPU demand (count 0: a CPU-only pod).
+    pub gpu: GpuRequestKey,
+    /// GPU models the pod may run on (sorted), `None` for any.
+    pub models: Option<Vec<String>>,
+}
+
+/// [`GpuRequest`] as an ordered, hashable key: `(count, milli per device)`.
+pub type GpuRequestKey = (u32, u32);
+
+impl PodShape {
+    /// The shape of `pod`: its CPU request, GPU demand and the GPU models its `nodeSelector` or
+    /// required node affinity allows through the label [`LABEL_GPU_MODEL`] (an `In` requirement;
+    /// with several terms, the union of their models, or any model when a term does not
+    /// constrain it).
+    pub fn of(pod: &PodInfo) -> PodShape {
+        PodShape {
+            milli_cpu: pod.requests.milli_cpu,
+            gpu: (pod.gpu.count, pod.gpu.milli),
+            models: pod_gpu_models(pod),
+        }
+    }
+}
+
+/// The GPU models `pod` is restricted to, `None` when it may run on any.
+pub fn pod_gpu_models(pod: &PodInfo) -> Option<Vec<String>> {
+    let mut out: Option<Vec<String>> = pod
+        .node_selector
+        .get(LABEL_GPU_MODEL)
+        .map(|m| vec![m.to_string()]);
+    if let Some(sel) = &pod.required_node_affinity {
+        let mut union: Vec<String> = Vec::new();
+        let mut any = false;
+        for term in sel.terms.iter().filter(|t| t.valid) {
+            match term
+                .expressions
+                .iter()
+                .find(|r| r.key == LABEL_GPU_MODEL && r.op == Operator::In)
+            {
+                Some(r) => union.extend(r.values.iter().cloned()),
+                None => any = true,
+            }
+        }
+        if !any && !sel.terms.is_empty() {
+            out = Some(match out {
+                Some(ns) => union.into_iter().filter(|m| ns.contains(m)).collect(),
+                None => union,
+            });
+        }
+    }
+    out.map(|mut v| {
+        v.sort();
+        v.dedup();
+        v
+    })
+}
+
+/// One typical pod: a shape and its renormalised popularity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypicalPod {
+    /// The shape.
+    pub shape: PodShape,
+    /// Mean memory request of the pods of this shape, bytes (used by [`FragModel::memory`]).
+    pub memory: i64,
+    /// Popularity `p_m` (the typical pods' popularities sum to 1).
+    pub popularity: f64,
+}
+
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+/// The workload's typical pods (the target workload `M` of the paper).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypicalPods {
+    /// Most popular first.
+    pub pods: Vec<TypicalPod>,
+    /// Unique per distribution built, so that memoised fragments of another distribution are
+    /// never reused.
+    pub generation: u64,
+    /// Distinct CPU requests of the typical pods, ascending.
+    cpu_levels: Vec<i64>,
+    /// Distinct memory requests of the typical pods, ascending.
+    mem_levels: Vec<i64>,
+}
+
+impl TypicalPods {
+    /// The typical pods of `pods`: shapes counted, most popular first (ties in shape order),
+    /// kept until they cover [`TYPICAL_POD_COVERAGE`] of the pods, popularities renormalised.
+    /// No pods give an empty distribution (every fragment is then 0).
+    pub fn from_pods<'a>(pods: impl IntoIterator<Item = &'a PodInfo>) -> TypicalPods {
+        let mut counts: HashMap<PodShape, (u64, i128)> = HashMap::new();
+        for p in pods {
+            let e = counts.entry(PodShape::of(p)).or_insert((0, 0));
+            e.0 += 1;
+            e.1 += i128::from(p.requests.memory);
+        }
+        Self::from_counts(
+            counts
+                .into_iter()
+                .map(|(s, (n, mem))| {
+                    let mean = i64::try_from(mem / i128::from(n.max(1))).unwrap_or(i64::MAX);
+                    (s, n, mean)
+                })
+                .collect(),
+        )
+    }
+
+    /// From `(shape, number of pods, mean memory request in bytes)`.
+    pub fn from_counts(mut counts: Vec<(PodShape, u64, i64)>) -> TypicalPods {
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let total: u64 = counts.iter().map(|c| c.1).sum();
+        let mut kept = Vec::new();
+        let mut covered = 0u64;
+        for (shape, n, memory) in counts {
+            if n == 0 || (total > 0 && covered as f64 >= TYPICAL_POD_COVERAGE * total as f64) {
+                break;
+            }
+            covered += n;
+            kept.push((shape, n, memory));
+        }
+        let pods: Vec<TypicalPod> = kept
+            .into_iter()
+            .map(|(shape, n, memory)| TypicalPod {
+                shape,
+                memory,
+                popularity: n as f64 / covered as f64,
+            })
+            .collect();
+        let mut cpu_levels: Vec<i64> = pods.iter().map(|p| p.shape.milli_cpu).collect();
+        cpu_levels.sort_unstable();
+        cpu_levels.dedup();
+        let mut mem_levels: Vec<i64> = pods.iter().map(|p| p.memory).collect();
+        mem_levels.sort_unstable();
+        mem_levels.dedup();
+        TypicalPods {
+            pods,
+            generation: GENERATION.fetch_add(1, Ordering::Relaxed),
+            cpu_levels,
+            mem_levels,
+        }
+    }
+
+    /// Whether the distribution is empty.
+    pub fn is_empty(&self) -> bool {
+        self.pods.is_empty()
+    }
+}
+
+/// Which node resources a typical pod must find besides its GPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FragModel {
+    /// Also require the typical pod's memory (the paper requires CPU only).
+    pub memory: bool,
+}
+
+/// What the fragmentation of a node depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeGpuState<'a> {
+    /// Free CPU, millicores.
+    pub free_cpu: i64,
+    /// Free memory, bytes.
+    pub free_memory: i64,
+    /// GPU model label, if any.
+    pub model: Option<&'a str>,
+    /// Free milli-GPU of each device.
+    pub free: &'a [u32],
+}
+
+impl<'a> NodeGpuState<'a> {
+    /// The state of `node`, writing its devices' free shares into `buf`.
+    pub fn of(node: &'a NodeInfo, buf: &'a mut Vec<u32>) -> NodeGpuState<'a> {
+        buf.clear();
+        buf.extend(
+            node.gpu_used
+                .iter()
+                .map(|&u| GPU_MILLI_PER_DEVICE.saturating_sub(u)),
+        );
+        NodeGpuState {
+            free_cpu: node.allocatable.milli_cpu - node.requested.milli_cpu,
+            free_memory: node.allocatable.memory - node.requested.memory,
+            model: node.labels.get(LABEL_GPU_MODEL).map(String::as_str),
+            free: buf,
+        }
+    }
+}
+
+/// `F_n(m)`: the milli-GPU of a node in state `st` that typical pod `m` could not use.
+pub fn pod_fragment(st: &NodeGpuState<'_>, m: &TypicalPod, model: FragModel) -> f64 {
+    let total: u32 = st.free.iter().sum();
+    if total == 0 {
+        return 0.0;
+    }
+    let (count, milli) = m.shape.gpu;
+    let stranded = count == 0
+        || m.shape
+            .models
+            .as_ref()
+            .is_some_and(|ms| st.model.is_none_or(|nm| !ms.iter().any(|x| x == nm)))
+        || st.free_cpu < m.shape.milli_cpu
+        || (model.memory && st.free_memory < m.memory);
+    if stranded {
+        return f64::from(total);
+    }
+    let need = milli.min(GPU_MILLI_PER_DEVICE);
+    let usable = st.free.iter().filter(|&&f| f >= need).count();
+    if usable < count as usize {
+        return f64::from(total);
+    }
+    f64::from(st.free.iter().filter(|&&f| f < need).sum::<u32>())
+}
+
+/// `F_n(M) = Σ_m p_m F_n(m)` without memoisation.
+pub fn node_fragment(st: &NodeGpuState<'_>, tp: &TypicalPods, model: FragModel) -> f64 {
+    tp.pods
+        .iter()
+        .map(|m| m.popularity * pod_fragment(st, m, model))
+        .sum()
+}
+
+/// A fast hasher for the memo's `u128` keys (the keys are already well spread bit fields).
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        let x = (v as u64) ^ ((v >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        self.0 ^= self.0 >> 32;
+    }
+}
+
+/// Entries kept before the memo starts over (bounds memory in a long-running scheduler).
+const MEMO_CAPACITY: usize = 1 << 20;
+
+/// Memoised `F_n(M)` per node state for one typical-pod distribution and [`FragModel`].
+#[derive(Debug, Default)]
+pub struct FragMemo {
+    generation: u64,
+    model: FragModel,
+    models: Vec<String>,
+    values: HashMap<u128, f64, BuildHasherDefault<KeyHasher>>,
+    sorted: Vec<u32>,
+}
+
+impl FragMemo {
+    /// An empty memo.
+    pub fn new() -> FragMemo {
+        FragMemo::default()
+    }
+
+    /// The key of a state: model id (8 bits), CPU level (8), memory level (8), device count (4)
+    /// and the free shares sorted descending (10 bits each, up to 8 devices). `None` when the
+    /// state does not fit those fields (then it is computed, not memoised).
+    fn key(&mut self, st: &NodeGpuState<'_>, tp: &TypicalPods) -> Option<u128> {
+        if st.free.len() > 8 {
+            return None;
+        }
+        let model = match st.model {
+            None => 0usize,
+            Some(m) => match self.models.iter().position(|x| x == m) {
+                Some(i) => i + 1,
+                None => {
+                    self.models.push(m.to_string());
+                    self.models.len()
+                }
+            },
+        };
+        let cpu = tp.cpu_levels.partition_point(|&c| c <= st.free_cpu);
+        let mem = if self.model.memory {
+            tp.mem_levels.partition_point(|&c| c <= st.free_memory)
+        } else {
+            0
+        };
+        if model > 255 || cpu > 255 || mem > 255 {
+            return None;
+        }
+        self.sorted.clear();
+        self.sorted.extend_from_slice(st.free);
+        self.sorted.sort_unstable_by(|a, b| b.cmp(a));
+        let mut k: u128 = (model as u128) | ((cpu as u128) << 8) | ((mem as u128) << 16);
+        k |= (st.free.len() as u128) << 24;
+        for (i, &f) in self.sorted.iter().enumerate() {
+            k |= u128::from(f.min(1023)) << (28 + 10 * i);
+        }
+        Some(k)
+    }
+
+    /// `F_n(M)` of state `st` under `tp` and `model`, memoised. A distribution or model other
+    /// than the last one used empties the memo first.
+    pub fn fragment(&mut self, st: &NodeGpuState<'_>, tp: &TypicalPods, model: FragModel) -> f64 {
+        if self.generation != tp.generation || self.model != model {
+            self.values.clear();
+            self.models.clear();
+            self.generation = tp.generation;
+            self.model = model;
+        }
+        let Some(k) = self.key(st, tp) else {
+            return node_fragment(st, tp, model);
+        };
+        if let Some(&v) = self.values.get(&k) {
+            return v;
+        }
+        if self.values.len() >= MEMO_CAPACITY {
+            self.values.clear();
+        }
+        let v = node_fragment(st, tp, model);
+        self.values.insert(k, v);
+        v
+    }
+}
+
+/// The typical pods shared by scheduling cycles (see [`crate::snapshot::Snapshot::typical_pods`]).
+pub type SharedTypicalPods = Arc<TypicalPods>;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::framework::plugins::testutil::{pod, term};
+    use crate::framework::types::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
+
+    fn shape(cpu: i64, count: u32, milli: u32) -> PodShape {
+        PodShape {
+            milli_cpu: cpu,
+            gpu: (count, milli),
+            models: None,
+        }
+    }
+
+    fn typical(p: &[(PodShape, u64)]) -> TypicalPods {
+        TypicalPods::from_counts(p.iter().map(|(s, n)| (s.clone(), *n, 0)).collect())
+    }
+
+    fn state(cpu: i64, free: &[u32]) -> NodeGpuState<'_> {
+        NodeGpuState {
+            free_cpu: cpu,
+            free_memory: 0,
+            model: Some("V100M16"),
+            free,
+        }
+    }
+
+    /// 95 % coverage: the shape that crosses 95 % is kept, the rest dropped, popularities
+    /// renormalised over the kept pods.
+    #[test]
+    fn typical_pods_cover_95_percent() {
+        let tp = typical(&[
+            (shape(1000, 0, 0), 50),
+            (shape(4000, 1, 1000), 30),
+            (shape(2000, 1, 500), 16),
+            (shape(8000, 8, 1000), 3),
+            (shape(1000, 2, 1000), 1),
+        ]);
+        // 50 + 30 = 80 < 95, + 16 = 96 ≥ 95: three shapes, 96 pods.
+        assert_eq!(tp.pods.len(), 3);
+        assert_eq!(tp.pods[0].shape, shape(1000, 0, 0));
+        assert!((tp.pods[0].popularity - 50.0 / 96.0).abs() < 1e-12);
+        assert!((tp.pods[2].popularity - 16.0 / 96.0).abs() < 1e-12);
+        assert_eq!(tp.cpu_levels, vec![1000, 2000, 4000]);
+    }
+
+    #[test]
+    fn shapes_read_the_gpu_model_constraint() {
+        let p = pod("p")
+            .container(&[("cpu", "2"), (RESOURCE_GPU_MILLI, "500")])
+            .required_affinity(vec![term(&[(LABEL_GPU_MODEL, "In", &["T4", "P100"])])])
+            .info();
+        let s = PodShape::of(&p);
+        assert_eq!(s.milli_cpu, 2000);
+        assert_eq!(s.gpu, (1, 500));
+        assert_eq!(s.models, Some(vec!["P100".to_string(), "T4".to_string()]));
+        let any = pod("q")
+            .container(&[("cpu", "1"), (RESOURCE_GPU, "2")])
+            .info();
+        assert_eq!(PodShape::of(&any).models, None);
+        assert_eq!(PodShape::of(&any).gpu, (2, 1000));
+    }
+
+    /// The paper's definition, case by case, on a node with devices free 1000, 1000, 600, 200
+    /// (2,800 milli free) and 8 free cores.
+    #[test]
+    fn pod_fragment_worked_examples() {
+        let free = [1000, 1000, 600, 200];
+        let st = state(8000, &free);
+        let tm = |s: PodShape| TypicalPod {
+            shape: s,
+            memory: 0,
+            popularity: 1.0,
+        };
+        let none = FragModel::default();
+        // A CPU-only pod uses no GPU: all 2,800 are fragment.
+        assert_eq!(pod_fragment(&st, &tm(shape(1000, 0, 0)), none), 2800.0);
+        // A 500-milli share fits on 1000, 1000, 600; only the 200 is fragment.
+        assert_eq!(pod_fragment(&st, &tm(shape(1000, 1, 500)), none), 200.0);
+        // A whole GPU: 600 + 200 are fragment.
+        assert_eq!(pod_fragment(&st, &tm(shape(1000, 1, 1000)), none), 800.0);
+        // Three whole GPUs do not fit: everything is fragment.
+        assert_eq!(pod_fragment(&st, &tm(shape(1000, 3, 1000)), none), 2800.0);
+        // Not enough CPU: everything.
+        assert_eq!(pod_fragment(&st, &tm(shape(9000, 1, 500)), none), 2800.0);
+        // A model constraint the node does not meet: everything.
+        let mut t4 = shape(1000, 1, 500);
+        t4.models = Some(vec!["T4".into()]);
+        assert_eq!(pod_fragment(&st, &tm(t4.clone()), none), 2800.0);
+        t4.models = Some(vec!["T4".into(), "V100M16".into()]);
+        assert_eq!(pod_fragment(&st, &tm(t4), none), 200.0);
+        // With the memory check, a node short of memory strands its GPUs.
+        let mut short = tm(shape(1000, 1, 500));
+        short.memory = 1;
+        assert_eq!(pod_fragment(&st, &short, none), 200.0);
+        assert_eq!(
+            pod_fragment(&st, &short, FragModel { memory: true }),
+            2800.0
+        );
+        // A node without free GPU has no fragment.
+        assert_eq!(
+            pod_fragment(&state(0, &[0, 0]), &tm(shape(0, 0, 0)), none),
+            0.0
+        );
+    }
+
+    /// `F_n(M)` weights by popularity; the memo returns the same values, shares identical
+    /// states whatever the device order, and starts over for another distribution.
+    #[test]
+    fn node_fragment_and_memo() {
+        let tp = typical(&[(shape(1000, 0, 0), 1), (shape(1000, 1, 500), 1)]);
+        let free = [1000, 1000, 600, 200];
+        let st = state(8000, &free);
+        // 0.5 × 2800 + 0.5 × 200.
+        assert_eq!(node_fragment(&st, &tp, FragModel::default()), 1500.0);
+        let mut memo = FragMemo::new();
+        assert_eq!(memo.fragment(&st, &tp, FragModel::default()), 1500.0);
+        let reordered = [200, 1000, 600, 1000];
+        assert_eq!(
+            memo.fragment(&state(8000, &reordered), &tp, FragModel::default()),
+            1500.0
+        );
+        assert_eq!(memo.values.len(), 1);
+        // Free CPU between the same typical levels shares the entry; below 1000 it differs.
+        assert_eq!(
+            memo.fragment(&state(1500, &free), &tp, FragModel::default()),
+            1500.0
+        );
+        assert_eq!(memo.values.len(), 1);
+        assert_eq!(
+            memo.fragment(&state(500, &free), &tp, FragModel::default()),
+            2800.0
+        );
+        let other = typical(&[(shape(1000, 0, 0), 1)]);
+        assert_eq!(memo.fragment(&st, &other, FragModel::default()), 2800.0);
+        assert_eq!(memo.values.len(), 1);
+    }
+}
