@@ -121,6 +121,11 @@ struct SimulateArgs {
     /// Policy file; defaults to the bundled config/policy-config-file.json.
     #[arg(long = "policy", value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)
+    /// instead of a Policy: each profile schedules the pods whose spec.schedulerName names it
+    /// (pods without one, and the openb pods, go to the first profile).
+    #[arg(long = "config", value_name = "FILE", conflicts_with_all = ["policy", "scheduler_name", "percentage_of_nodes_to_score"])]
+    config: Option<PathBuf>,
     /// Pods whose spec.schedulerName is this (or unset) are scheduled.
     #[arg(long, default_value = "mini-scheduler")]
     scheduler_name: String,
@@ -292,7 +297,35 @@ fn policy_convert(
     )
 }
 
-fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
+/// The profiles of `simulate`: the configuration's (`--config`), or one from the Policy.
+fn simulate_profiles(
+    args: &SimulateArgs,
+    gates: &FeatureGates,
+) -> Result<(Vec<sim::SimProfile>, i32), ExitCode> {
+    if let Some(path) = &args.config {
+        let loaded = scheduler::config::load_config_file(path).map_err(|e| {
+            print_error(e);
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        for w in &loaded.warnings {
+            tracing::warn!("{}", escape_control_line(w));
+        }
+        let origin = path.display().to_string();
+        let mut profiles = Vec::new();
+        for p in loaded.profiles {
+            // Each profile builds like a Policy's (plugins, then extenders).
+            let profile = Profile::from_resolved(p.resolved, &origin).map_err(|e| {
+                print_error(e);
+                ExitCode::from(EXIT_BAD_INPUT)
+            })?;
+            profiles.push(sim::SimProfile {
+                scheduler_name: p.scheduler_name,
+                profile,
+                percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
+            });
+        }
+        return Ok((profiles, loaded.percentage_of_nodes_to_score));
+    }
     let source = match &args.policy {
         Some(p) => PolicySource::File(p),
         None => PolicySource::Text {
@@ -300,10 +333,26 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
             text: DEMO_POLICY,
         },
     };
-    let profile = match load_profile_or_exit(source, gates) {
-        Ok(l) => l.profile,
+    let profile = load_profile_or_exit(source, gates)?.profile;
+    Ok((
+        vec![sim::SimProfile {
+            scheduler_name: args.scheduler_name.clone(),
+            profile,
+            percentage_of_nodes_to_score: None,
+        }],
+        args.percentage_of_nodes_to_score,
+    ))
+}
+
+fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
+    let (profiles, percentage_of_nodes_to_score) = match simulate_profiles(&args, gates) {
+        Ok(p) => p,
         Err(code) => return code,
     };
+    // openb pods (which carry no schedulerName of their own) are the first profile's.
+    let openb_scheduler = profiles
+        .first()
+        .map_or(args.scheduler_name.clone(), |p| p.scheduler_name.clone());
     let mut cluster = Cluster::default();
     let read = (|| -> Result<(), sim::SimError> {
         if args.cluster.is_empty() && args.openb_nodes.is_none() && args.openb_pods.is_none() {
@@ -320,7 +369,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
             sim::openb::read_nodes(&mut cluster, f)?;
         }
         if let Some(f) = &args.openb_pods {
-            sim::openb::read_pods(&mut cluster, f, &args.scheduler_name)?;
+            sim::openb::read_pods(&mut cluster, f, &openb_scheduler)?;
         }
         Ok(())
     })();
@@ -331,10 +380,10 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
     let cfg = SimulationConfig {
         scheduler_name: args.scheduler_name.clone(),
         seed: args.seed,
-        percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
+        percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let mut run = match Simulation::new(cluster, &profile, &cfg) {
+    let mut run = match Simulation::with_profiles(cluster, profiles, &cfg) {
         Ok(r) => r,
         Err(e) => {
             print_error(e);

@@ -175,3 +175,91 @@ fn readme_worked_example_is_the_real_output() {
     let real: serde_yaml::Value = serde_yaml::from_str(&stdout).unwrap();
     assert_eq!(shown, real);
 }
+
+/// `simulate --json` output with each node's per-plugin scores reduced to their sorted values
+/// (the Policy shows priority names, the configuration plugin names) and the timing removed.
+fn comparable_json(stdout: &[u8]) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(stdout).unwrap();
+    for pod in v["pods"].as_array_mut().unwrap() {
+        if let Some(scores) = pod.get_mut("scores").and_then(|s| s.as_object_mut()) {
+            for node in scores.values_mut() {
+                let mut values: Vec<i64> = node["plugins"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect();
+                values.sort_unstable();
+                node["plugins"] = serde_json::json!(values);
+            }
+        }
+    }
+    v["pods"].take()
+}
+
+/// The bundled configuration (the sample policy converted) schedules the bundled demo cluster
+/// exactly as the sample policy: every outcome, message, diagnosis and score.
+#[test]
+fn simulate_with_the_converted_config_matches_the_policy() {
+    let with = |flag: &str, file: &str| {
+        let out = run(&[
+            "simulate",
+            flag,
+            file,
+            "--explain",
+            "--output",
+            "json",
+            "--seed",
+            "3",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        comparable_json(&out.stdout)
+    };
+    let policy = with("--policy", "config/policy-config-file.json");
+    let config = with("--config", "config/kube-scheduler-config.yaml");
+    assert!(policy.as_array().unwrap().len() > 5);
+    assert_eq!(config, policy);
+}
+
+/// --config is strict and exclusive: bad files exit 2 with file:line:column, and it cannot be
+/// combined with --policy (or the flags a configuration sets).
+#[test]
+fn simulate_config_errors_exit_2() {
+    let dir = std::env::temp_dir().join(format!("mini-scheduler-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: s\n  plugins:\n    score:\n      enabled: [{name: NodeResourcesLeastAllocated}]\n",
+    )
+    .unwrap();
+    let out = run(&["simulate", "--config", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {}:7:17: profiles[0].plugins.score.enabled[0]: Invalid value: \"NodeResourcesLeastAllocated\": was removed in version",
+            bad.display()
+        )),
+        "{stderr}"
+    );
+    for extra in [
+        &["--policy", "config/policy-config-file.json"][..],
+        &["--scheduler-name", "x"][..],
+        &["--percentage-of-nodes-to-score", "50"][..],
+    ] {
+        let mut args = vec!["simulate", "--config", "config/kube-scheduler-config.yaml"];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            text(&out.stderr).contains("cannot be used with"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = run(&["simulate", "--config", "config/no-such.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("missing config file config/no-such.yaml"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -78,7 +78,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
 use crate::framework::Reservation;
-use crate::framework::types::{NodeInfo, PodInfo};
+use crate::framework::{NodeInfo, PodInfo};
 use crate::schedule_one::ScheduleResult;
 use crate::snapshot::Snapshot;
 
@@ -443,7 +443,8 @@ impl Cache {
             match r {
                 Reservation::Volumes(v) => {
                     let index = self.snapshot.volumes_mut();
-                    match crate::volume::assume_pod_volumes(index, &cached, &result.node, v) {
+                    match crate::volume::binder::assume_pod_volumes(index, &cached, &result.node, v)
+                    {
                         Ok(a) if a.all_bound => {}
                         Ok(a) => volumes = Some(a),
                         Err(e) => {
@@ -798,7 +799,7 @@ mod tests {
     #[test]
     fn forget_reverts_volumes_even_when_the_pod_is_no_longer_assumed() {
         use crate::volume::BindingInfo;
-        use crate::volume::index::testutil::{make_pv, make_pvc, make_sc};
+        use crate::volume::testutil::{make_pv, make_pvc, make_sc};
         let mut c = cache_with(&["n1"]);
         c.volumes_mut()
             .upsert_storage_class(make_sc("wait", Some("WaitForFirstConsumer"), ""));
@@ -858,7 +859,7 @@ mod tests {
     #[test]
     fn reserve_failure_forgets_the_pod() {
         use crate::volume::BindingInfo;
-        use crate::volume::index::testutil::{make_pv, make_pvc};
+        use crate::volume::testutil::{make_pv, make_pvc};
         let mut c = cache_with(&["n1"]);
         c.volumes_mut()
             .upsert_pvc(make_pvc("data", "", "wait", Some("1Gi")));

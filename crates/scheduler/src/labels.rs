@@ -81,6 +81,12 @@ pub struct LabelSelector {
     pub requirements: Vec<Requirement>,
 }
 
+/// A `matchExpressions` operator that is not `In`, `NotIn`, `Exists` or `DoesNotExist` (the
+/// operator as written); the message is `"X" is not a valid label selector operator`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a valid label selector operator")]
+pub struct InvalidOperator(pub String);
+
 impl LabelSelector {
     /// `labels.SelectorFromSet(map)`: one `Equals` requirement per entry.
     pub fn from_map(map: &BTreeMap<String, String>) -> Self {
@@ -99,9 +105,9 @@ impl LabelSelector {
     /// `metav1.LabelSelectorAsSelector`: `matchLabels` and `matchExpressions` ANDed.
     ///
     /// # Errors
-    /// A message naming the bad operator when an expression uses one other than
-    /// `In`, `NotIn`, `Exists`, `DoesNotExist`.
-    pub fn from_label_selector(sel: &meta::LabelSelector) -> Result<Self, String> {
+    /// [`InvalidOperator`] when an expression uses an operator other than `In`, `NotIn`,
+    /// `Exists`, `DoesNotExist`.
+    pub fn from_label_selector(sel: &meta::LabelSelector) -> Result<Self, InvalidOperator> {
         let mut out = LabelSelector::default();
         if let Some(ml) = &sel.match_labels {
             out.requirements
@@ -113,7 +119,7 @@ impl LabelSelector {
                 "NotIn" => Operator::NotIn,
                 "Exists" => Operator::Exists,
                 "DoesNotExist" => Operator::DoesNotExist,
-                other => return Err(format!("{other:?} is not a valid label selector operator")),
+                other => return Err(InvalidOperator(other.to_string())),
             };
             out.requirements.push(Requirement {
                 key: e.key.clone(),

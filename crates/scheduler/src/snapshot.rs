@@ -14,7 +14,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
-use crate::framework::types::{NodeInfo, PodInfo};
+use crate::framework::types::{NodeInfo, PodInfo, TaintEffect};
 use crate::labels::{LabelSelector, Labels};
 use crate::volume::VolumeIndex;
 
@@ -149,7 +149,7 @@ impl NodeStats {
         };
         if n.taints
             .iter()
-            .any(|t| t.effect == Some(crate::framework::types::TaintEffect::PreferNoSchedule))
+            .any(|t| t.effect == Some(TaintEffect::PreferNoSchedule))
         {
             step(&mut self.prefer_no_schedule);
         }

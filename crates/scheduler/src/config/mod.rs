@@ -26,6 +26,7 @@
 
 mod convert;
 mod duration;
+mod load;
 mod types;
 
 #[cfg(test)]
@@ -38,6 +39,10 @@ pub use convert::{
     Conversion, ConvertError, REMOVED_PLUGINS, convert_policy, extender_from_policy,
 };
 pub use duration::{format_go_duration, parse_go_duration};
+pub use load::{
+    ClientConnection, ConfigError, ConfigProfile, LeaderElection, LoadedConfig, load_config_file,
+    parse_config,
+};
 pub use types::{
     ClientConnectionConfiguration, Extender, ExtenderManagedResource, ExtenderTlsConfig,
     InterPodAffinityArgs, KUBE_SCHEDULER_CONFIGURATION_KIND, KubeSchedulerConfiguration,

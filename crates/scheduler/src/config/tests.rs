@@ -381,3 +381,365 @@ fn version_names() {
     );
     assert!(ConfigVersion::V1beta2 < ConfigVersion::V1);
 }
+
+// ---------------------------------------------------------------- reading configurations
+
+fn load_err(text: &str) -> String {
+    parse_config("c.yaml", text).unwrap_err().to_string()
+}
+
+const V1BETA2: &str =
+    "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n";
+const V1: &str = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+
+fn plugin_names(p: &ConfigProfile) -> (Vec<&str>, Vec<(&str, i64)>) {
+    (
+        p.resolved.filters.iter().map(|f| f.plugin).collect(),
+        p.resolved
+            .scores
+            .iter()
+            .map(|s| (s.plugin, s.weight))
+            .collect(),
+    )
+}
+
+/// An empty v1beta2 file: one default-scheduler profile with v1.22's default plugins.
+#[test]
+fn defaults_of_an_empty_file() {
+    let c = parse_config("c.yaml", V1BETA2).unwrap();
+    assert_eq!(c.version, ConfigVersion::V1beta2);
+    assert_eq!(c.profiles.len(), 1);
+    let p = &c.profiles[0];
+    assert_eq!(p.scheduler_name, "default-scheduler");
+    let (filters, scores) = plugin_names(p);
+    assert_eq!(
+        filters,
+        [
+            "NodeUnschedulable",
+            "NodeName",
+            "TaintToleration",
+            "NodeAffinity",
+            "NodePorts",
+            "NodeResourcesFit",
+            "VolumeRestrictions",
+            "EBSLimits",
+            "GCEPDLimits",
+            "NodeVolumeLimits",
+            "AzureDiskLimits",
+            "VolumeBinding",
+            "VolumeZone",
+            "PodTopologySpread",
+            "InterPodAffinity"
+        ]
+    );
+    assert_eq!(
+        scores,
+        [
+            ("NodeResourcesBalancedAllocation", 1),
+            ("ImageLocality", 1),
+            ("InterPodAffinity", 1),
+            ("NodeResourcesLeastAllocated", 1),
+            ("NodeAffinity", 1),
+            ("PodTopologySpread", 2),
+            ("TaintToleration", 1)
+        ]
+    );
+    assert_eq!(
+        p.resolved
+            .args
+            .pod_topology_spread
+            .as_ref()
+            .map(|a| a.defaulting_type),
+        Some(crate::policy::DefaultingType::System)
+    );
+    assert_eq!(c.percentage_of_nodes_to_score, 0);
+    assert_eq!(
+        (c.pod_initial_backoff_seconds, c.pod_max_backoff_seconds),
+        (1, 10)
+    );
+    assert!(c.leader_election.leader_elect);
+    assert_eq!(c.leader_election.lease_duration, 15_000_000_000);
+    assert_eq!(c.leader_election.resource_name, "kube-scheduler");
+    assert_eq!(c.client_connection.qps, 50.0);
+    assert_eq!(c.client_connection.burst, 100);
+    // v1: multiPoint defaults with v1beta3's weights, without the cloud volume limits.
+    let c = parse_config("c.yaml", V1).unwrap();
+    let (filters, scores) = plugin_names(&c.profiles[0]);
+    assert!(!filters.contains(&"EBSLimits") && filters.contains(&"NodeVolumeLimits"));
+    assert!(scores.contains(&("TaintToleration", 3)));
+    assert!(scores.contains(&("NodeAffinity", 2)));
+    assert!(scores.contains(&("InterPodAffinity", 2)));
+    assert!(
+        c.warnings.iter().any(|w| w.contains("SchedulingGates")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+/// Merging: a default enabled again is replaced in place with its new weight, other enabled
+/// plugins follow; `*` drops every default; multiPoint expansion with an explicit override.
+#[test]
+fn plugins_merge_like_kube_scheduler() {
+    let c = parse_config(
+        "c.yaml",
+        &format!(
+            "{V1BETA2}profiles:\n- schedulerName: s\n  plugins:\n    score:\n      enabled:\n      - {{name: ImageLocality, weight: 5}}\n      - {{name: SelectorSpread, weight: 3}}\n      disabled:\n      - {{name: NodeAffinity}}\n    preScore:\n      enabled: [{{name: SelectorSpread}}]\n      disabled: [{{name: NodeAffinity}}]\n"
+        ),
+    )
+    .unwrap();
+    let (_, scores) = plugin_names(&c.profiles[0]);
+    assert_eq!(
+        scores,
+        [
+            ("NodeResourcesBalancedAllocation", 1),
+            ("ImageLocality", 5),
+            ("InterPodAffinity", 1),
+            ("NodeResourcesLeastAllocated", 1),
+            ("PodTopologySpread", 2),
+            ("TaintToleration", 1),
+            ("SelectorSpread", 3)
+        ]
+    );
+    let c = parse_config(
+        "c.yaml",
+        &format!(
+            "{V1}profiles:\n- plugins:\n    multiPoint:\n      disabled: [{{name: SchedulingGates}}]\n    score:\n      enabled: [{{name: ImageLocality, weight: 7}}]\n      disabled: [{{name: NodeResourcesBalancedAllocation}}]\n"
+        ),
+    )
+    .unwrap();
+    let (_, scores) = plugin_names(&c.profiles[0]);
+    // Overrides first, then multiPoint-only plugins in their order.
+    assert_eq!(
+        scores,
+        [
+            ("ImageLocality", 7),
+            ("TaintToleration", 3),
+            ("NodeAffinity", 2),
+            ("NodeResourcesLeastAllocated", 1),
+            ("PodTopologySpread", 2),
+            ("InterPodAffinity", 2)
+        ]
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+/// Strict decoding: file:line:column, field path, did-you-mean; fields of another version.
+#[test]
+fn decoding_is_strict_and_located() {
+    assert_eq!(
+        load_err(&format!("{V1BETA2}percentageOfNodeToScore: 50\n")),
+        "c.yaml:3:1: invalid configuration: unknown field `percentageOfNodeToScore`, expected one of \
+         `apiVersion`, `kind`, `parallelism`, `leaderElection`, `clientConnection`, `healthzBindAddress`, \
+         `metricsBindAddress`, `enableProfiling`, `enableContentionProfiling`, `percentageOfNodesToScore`, \
+         `podInitialBackoffSeconds`, `podMaxBackoffSeconds`, `profiles`, `extenders`, `delayCacheUntilActive`; \
+         did you mean `percentageOfNodesToScore`?"
+    );
+    let e = load_err(&format!(
+        "{V1BETA2}profiles:\n- schedulerName: s\n  plugins:\n    filter:\n      enabeld: []\n"
+    ));
+    assert!(
+        e.starts_with(
+            "c.yaml:7:7: invalid configuration: profiles[0].plugins.filter: unknown field `enabeld`"
+        ),
+        "{e}"
+    );
+    assert!(e.ends_with("did you mean `enabled`?"), "{e}");
+    let e = parse_config(
+        "c.json",
+        r#"{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration",
+            "profiles":[{"schedulerName":"s","pluginConfig":[{"name":"InterPodAffinity","args":{"hardPodAffinityWeigth":3}}]}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with(
+            "c.json:2:97: profiles[0].pluginConfig[0].args: unknown field `hardPodAffinityWeigth`"
+        ),
+        "{e}"
+    );
+    assert!(e.ends_with("did you mean `hardPodAffinityWeight`?"), "{e}");
+    let e = load_err(&format!(
+        "{V1BETA2}profiles:\n- schedulerName: s\n  plugins:\n    multiPoint: {{}}\n"
+    ));
+    assert!(e.contains("profiles[0].plugins.multiPoint: unknown field `multiPoint` in kubescheduler.config.k8s.io/v1beta2 (only in v1beta3 and v1)"), "{e}");
+    let e = load_err(&format!("{V1}healthzBindAddress: 0.0.0.0:10251\n"));
+    assert!(e.contains("only in v1beta2"), "{e}");
+    assert!(
+        load_err(
+            "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\n"
+        )
+        .contains("v1beta1 was removed in kube-scheduler v1.23")
+    );
+    assert!(load_err("apiVersion: v1\nkind: Policy\n").contains("this is a legacy Policy"));
+    let e = load_err(&format!(
+        "{V1BETA2}profiles:\n- schedulerName: a\n  schedulerName: b\n"
+    ));
+    assert!(e.contains("duplicate"), "{e}");
+}
+
+/// `ValidateKubeSchedulerConfiguration`'s texts, all errors at once with their locations.
+#[test]
+fn validation_reports_every_error() {
+    let e = load_err(&format!(
+        "{V1BETA2}parallelism: 0\npercentageOfNodesToScore: 101\npodInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n\
+         profiles:\n- schedulerName: a\n- schedulerName: a\n- {{}}\n\
+         extenders:\n- {{urlPrefix: 'http://e', prioritizeVerb: p}}\n- {{urlPrefix: 'http://f', bindVerb: b}}\n- {{urlPrefix: 'http://g', bindVerb: b}}\n"
+    ));
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "c.yaml:3:14: parallelism: Invalid value: 0: should be an integer value greater than zero",
+            "c.yaml:4:27: percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]",
+            "c.yaml:6:23: podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds",
+            "c.yaml:12:3: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it",
+            "c.yaml:12:1: extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement bind",
+            "c.yaml:9:18: profiles[1].schedulerName: Duplicate value: \"profiles[0].schedulerName\"",
+            "c.yaml:10:3: profiles[2].schedulerName: Required value",
+        ],
+        "{e}"
+    );
+}
+
+/// Plugins: unknown (did-you-mean), removed in the version, half-configured, args checked.
+#[test]
+fn plugin_errors_name_the_plugin() {
+    let profile =
+        |plugins: &str| format!("{V1BETA2}profiles:\n- schedulerName: s\n  plugins:\n{plugins}");
+    let e = load_err(&profile("    filter:\n      enabled: [{name: NodePort}]\n"));
+    assert!(e.starts_with("c.yaml:7:17: profiles[0].plugins.filter.enabled[0]: plugin \"NodePort\" does not exist; did you mean \"NodePorts\"?"), "{e}");
+    let e = load_err(&profile(
+        "    filter:\n      enabled: [{name: NodeLabel}]\n",
+    ));
+    assert!(e.contains("Invalid value: \"NodeLabel\": was removed in version \"kubescheduler.config.k8s.io/v1beta2\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1beta2\")"), "{e}");
+    let e = load_err(&profile(
+        "    score:\n      enabled: [{name: NodeResourcesMostAllocated}]\n",
+    ));
+    assert!(
+        e.contains("use NodeResourcesFit with pluginConfig scoringStrategy.type MostAllocated"),
+        "{e}"
+    );
+    let e = load_err(&profile(
+        "    preFilter:\n      disabled: [{name: InterPodAffinity}]\n",
+    ));
+    assert!(
+        e.contains(
+            "profiles[0].plugins.filter: InterPodAffinity runs at filter but not at preFilter"
+        ),
+        "{e}"
+    );
+    let e = load_err(&profile("    reserve:\n      disabled: [{name: '*'}]\n"));
+    assert!(
+        e.contains("VolumeBinding must run at preFilter, filter, reserve and preBind together"),
+        "{e}"
+    );
+    let e = load_err(&profile(
+        "    queueSort:\n      enabled: [{name: PrioritySort}]\n      disabled: [{name: '*'}]\n    bind:\n      disabled: [{name: '*'}]\n",
+    ));
+    assert!(
+        e.contains("at least one bind plugin is needed for profile with scheduler name \"s\""),
+        "{e}"
+    );
+    let e = load_err(&profile("    score:\n      enabled: [{name: NodeName}]\n"));
+    assert!(
+        e.contains("plugin \"NodeName\" does not extend score plugin"),
+        "{e}"
+    );
+    let e = load_err(&format!(
+        "{V1}profiles:\n- schedulerName: s\n  plugins:\n    filter:\n      enabled: [{{name: SelectorSpread}}]\n"
+    ));
+    assert!(
+        e.contains("\"SelectorSpread\": was removed in version \"kubescheduler.config.k8s.io/v1\""),
+        "{e}"
+    );
+    let args = |a: &str| format!("{V1BETA2}profiles:\n- schedulerName: s\n  pluginConfig:\n{a}");
+    let e = load_err(&args(
+        "  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: RequestedToCapacityRatio\n",
+    ));
+    assert!(
+        e.contains("must be specified when type is RequestedToCapacityRatio"),
+        "{e}"
+    );
+    let e = load_err(&args(
+        "  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 101}]}}\n",
+    ));
+    assert!(
+        e.contains("resource weight of cpu not in valid range (0, 100]"),
+        "{e}"
+    );
+    let e = load_err(&args(
+        "  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 101}\n  - name: InterPodAffinity\n",
+    ));
+    assert!(
+        e.contains("hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"),
+        "{e}"
+    );
+    assert!(
+        e.contains("profiles[0].pluginConfig[1]: Duplicate value: \"InterPodAffinity\""),
+        "{e}"
+    );
+    let e = load_err(&args(
+        "  - name: NodeAffinity\n    args: {addedAffinity: {}}\n",
+    ));
+    assert!(e.contains("addedAffinity is not supported yet"), "{e}");
+    let e = load_err(&args("  - name: Foo\n    args: {}\n"));
+    assert!(e.contains("plugin \"Foo\" does not exist"), "{e}");
+    // Arguments that work: RequestedToCapacityRatio with defaulted resources; kind is allowed.
+    let c = parse_config("c.yaml", &args(
+        "  - name: NodeResourcesFit\n    args:\n      kind: NodeResourcesFitArgs\n      scoringStrategy:\n        type: RequestedToCapacityRatio\n        requestedToCapacityRatio:\n          shape: [{utilization: 0, score: 10}, {utilization: 100, score: 0}]\n  - name: PodTopologySpread\n    args: {defaultingType: List}\n",
+    ))
+    .unwrap();
+    let r = &c.profiles[0].resolved;
+    assert!(
+        r.scores
+            .iter()
+            .any(|s| s.plugin == "RequestedToCapacityRatio"
+                && s.legacy_names == ["NodeResourcesFit"])
+    );
+    let rtcr = r.args.requested_to_capacity_ratio.as_ref().unwrap();
+    assert_eq!(rtcr.resources.len(), 2);
+    assert_eq!(rtcr.shape[0].score, 10);
+    assert_eq!(
+        r.args
+            .pod_topology_spread
+            .as_ref()
+            .map(|a| a.defaulting_type),
+        Some(crate::policy::DefaultingType::List)
+    );
+}
+
+/// Extenders: case-sensitive keys, duration timeouts.
+#[test]
+fn extenders_are_read() {
+    let c = parse_config(
+        "c.yaml",
+        &format!("{V1}extenders:\n- urlPrefix: http://e:1/x\n  filterVerb: f\n  enableHTTPS: true\n  httpTimeout: 1m30s\n  managedResources: [{{name: example.com/gpu, ignoredByScheduler: true}}]\n"),
+    )
+    .unwrap();
+    let e = &c.profiles[0].resolved.extenders[0];
+    assert_eq!(e.http_timeout, 90_000_000_000);
+    assert!(e.enable_https);
+    let e = load_err(&format!(
+        "{V1}extenders:\n- urlPrefix: http://e\n  enableHttps: true\n"
+    ));
+    assert!(
+        e.contains("unknown field `enableHttps`") && e.contains("did you mean `enableHTTPS`?"),
+        "{e}"
+    );
+    let e = load_err(&format!(
+        "{V1}extenders:\n- urlPrefix: http://e\n  httpTimeout: 5\n"
+    ));
+    assert!(
+        e.contains(
+            "extenders[0].httpTimeout: Invalid value: \"5\": time: missing unit in duration \"5\""
+        ),
+        "{e}"
+    );
+    let e = load_err(&format!(
+        "{V1}extenders:\n- urlPrefix: http://e\n  managedResources: [{{name: cpu}}]\n"
+    ));
+    assert!(
+        e.contains("must be a fully-qualified extended resource name"),
+        "{e}"
+    );
+}

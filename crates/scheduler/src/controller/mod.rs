@@ -496,7 +496,7 @@ impl Scheduler {
                             .map(|n| n.labels.clone())
                             .unwrap_or_default(),
                         csi_node: snapshot.volumes().csi_node(&r.node).cloned(),
-                        gates: crate::volume::MigrationGates::default(),
+                        gates: crate::volume::csi::MigrationGates::default(),
                     }
                 });
                 let gpu = assumed.gpu_indexes;

@@ -37,9 +37,10 @@ use kube::api::{Api, PostParams};
 use super::ratelimit::RateLimiter;
 use crate::framework::PodInfo;
 use crate::labels::Labels;
+use crate::volume::AssumedPodVolumes;
 use crate::volume::binder::{BindCheck, NodeRef, check_provisioned_claim, check_static_binding};
+use crate::volume::csi::MigrationGates;
 use crate::volume::helpers::claim_volume_name;
-use crate::volume::{AssumedPodVolumes, MigrationGates};
 
 /// `wait.Poll`'s interval in `BindPodVolumes`.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);

@@ -40,6 +40,69 @@ pub(crate) struct TlsSettings {
     pub client_cert: Option<(Vec<u8>, Vec<u8>)>,
 }
 
+/// Why a client could not be built or a call failed, in the words of Go's `net/http` and
+/// `crypto/tls` where upstream has them (the text becomes the extender call's error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ClientError {
+    /// The runtime the calls run on could not start.
+    #[error("starting the extender HTTP runtime: {0}")]
+    Runtime(String),
+    /// rustls refused its default protocol versions with the `ring` provider.
+    #[error("{0}")]
+    Protocol(String),
+    /// The CA bundle (`tlsConfig.caFile` / `caData`) has no usable certificate.
+    #[error("unable to load root certificates: {0}")]
+    RootCertificates(String),
+    /// The client certificate or key is unusable; the message follows Go's `tls:` texts, e.g.
+    /// `failed to find any PEM data in certificate input`.
+    #[error("tls: {0}")]
+    ClientCertificate(String),
+    /// `tlsConfig.serverName` is not a DNS name or IP address.
+    #[error("invalid serverName {name:?}: {reason}")]
+    ServerName {
+        /// The name as configured.
+        name: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// The URL cannot be requested.
+    #[error("parse {url:?}: {reason}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// Connecting, sending or receiving the headers failed: `Post "<url>": <cause>`.
+    #[error("Post {url:?}: {cause}")]
+    Post {
+        /// The URL.
+        url: String,
+        /// The error and its causes, joined with `: `.
+        cause: String,
+    },
+    /// The timeout struck before the answer's headers.
+    #[error(
+        "Post {url:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+    )]
+    HeadersTimeout {
+        /// The URL.
+        url: String,
+    },
+    /// The timeout struck while reading the body (unwrapped, as `json.Decoder` returns it).
+    #[error("context deadline exceeded (Client.Timeout exceeded while reading body)")]
+    BodyTimeout,
+    /// Reading the body failed.
+    #[error("{0}")]
+    Body(String),
+    /// The call ended without an answer (its task was dropped).
+    #[error("Post {url:?}: the extender call was dropped")]
+    Dropped {
+        /// The URL.
+        url: String,
+    },
+}
+
 /// A pooled HTTP/1.1 client for `http://` and `https://` URLs whose calls block.
 #[derive(Clone)]
 pub(crate) struct BlockingClient {
@@ -48,7 +111,7 @@ pub(crate) struct BlockingClient {
 }
 
 /// The runtime every extender call runs on.
-fn runtime() -> Result<&'static tokio::runtime::Runtime, String> {
+fn runtime() -> Result<&'static tokio::runtime::Runtime, ClientError> {
     static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -56,10 +119,10 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime, String> {
             .thread_name("extender-http")
             .enable_all()
             .build()
-            .map_err(|e| format!("starting the extender HTTP runtime: {e}"))
+            .map_err(|e| e.to_string())
     })
     .as_ref()
-    .map_err(Clone::clone)
+    .map_err(|e| ClientError::Runtime(e.clone()))
 }
 
 /// Accepts any server certificate (Go's `InsecureSkipVerify`); handshake signatures are still
@@ -102,12 +165,12 @@ impl ServerCertVerifier for NoVerification {
     }
 }
 
-fn tls_config(tls: &TlsSettings) -> Result<rustls::ClientConfig, String> {
+fn tls_config(tls: &TlsSettings) -> Result<rustls::ClientConfig, ClientError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let algorithms = provider.signature_verification_algorithms;
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ClientError::Protocol(e.to_string()))?;
     let builder = if tls.insecure {
         builder
             .dangerous()
@@ -118,17 +181,16 @@ fn tls_config(tls: &TlsSettings) -> Result<rustls::ClientConfig, String> {
             Some(pem) => {
                 let certs = CertificateDer::pem_slice_iter(pem)
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| format!("unable to load root certificates: {e}"))?;
+                    .map_err(|e| ClientError::RootCertificates(e.to_string()))?;
                 if certs.is_empty() {
-                    return Err(
-                        "unable to load root certificates: unable to parse bytes as PEM block"
-                            .into(),
-                    );
+                    return Err(ClientError::RootCertificates(
+                        "unable to parse bytes as PEM block".into(),
+                    ));
                 }
                 for c in certs {
                     roots
                         .add(c)
-                        .map_err(|e| format!("unable to load root certificates: {e}"))?;
+                        .map_err(|e| ClientError::RootCertificates(e.to_string()))?;
                 }
             }
             None => {
@@ -144,15 +206,24 @@ fn tls_config(tls: &TlsSettings) -> Result<rustls::ClientConfig, String> {
         Some((cert, key)) => {
             let chain = CertificateDer::pem_slice_iter(cert)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("tls: failed to parse certificate PEM data: {e}"))?;
+                .map_err(|e| {
+                    ClientError::ClientCertificate(format!(
+                        "failed to parse certificate PEM data: {e}"
+                    ))
+                })?;
             if chain.is_empty() {
-                return Err("tls: failed to find any PEM data in certificate input".into());
+                return Err(ClientError::ClientCertificate(
+                    "failed to find any PEM data in certificate input".into(),
+                ));
             }
-            let key = PrivateKeyDer::from_pem_slice(key)
-                .map_err(|e| format!("tls: failed to find any PEM data in key input: {e}"))?;
+            let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| {
+                ClientError::ClientCertificate(format!(
+                    "failed to find any PEM data in key input: {e}"
+                ))
+            })?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| format!("tls: {e}"))
+                .map_err(|e| ClientError::ClientCertificate(e.to_string()))
         }
     }
 }
@@ -166,7 +237,7 @@ impl BlockingClient {
     pub(crate) fn new(
         tls: &TlsSettings,
         timeout: Option<Duration>,
-    ) -> Result<BlockingClient, String> {
+    ) -> Result<BlockingClient, ClientError> {
         let config = tls_config(tls)?;
         let builder = HttpsConnectorBuilder::new()
             .with_tls_config(config)
@@ -174,8 +245,12 @@ impl BlockingClient {
         let builder = if tls.server_name.is_empty() {
             builder
         } else {
-            let name = ServerName::try_from(tls.server_name.clone())
-                .map_err(|e| format!("invalid serverName {:?}: {e}", tls.server_name))?;
+            let name = ServerName::try_from(tls.server_name.clone()).map_err(|e| {
+                ClientError::ServerName {
+                    name: tls.server_name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
             builder.with_server_name_resolver(FixedServerNameResolver::new(name))
         };
         let connector = builder.enable_http1().build();
@@ -195,12 +270,15 @@ impl BlockingClient {
     /// (Client.Timeout exceeded while awaiting headers)` when the timeout strikes before the
     /// answer's headers; `context deadline exceeded (Client.Timeout exceeded while reading
     /// body)`, unwrapped as `json.Decoder` returns it, when it strikes while reading the body.
-    pub(crate) fn post_json(&self, url: &str, body: Vec<u8>) -> Result<(u16, Bytes), String> {
+    pub(crate) fn post_json(&self, url: &str, body: Vec<u8>) -> Result<(u16, Bytes), ClientError> {
         let rt = runtime()?;
         let req = http::Request::post(url)
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body)))
-            .map_err(|e| format!("parse {url:?}: {e}"))?;
+            .map_err(|e| ClientError::Url {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
         let client = self.client.clone();
         let timeout = self.timeout;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
@@ -209,30 +287,33 @@ impl BlockingClient {
             let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
             let r = async {
                 let resp = match with_deadline(deadline, client.request(req)).await {
-                    None => {
-                        return Err(format!(
-                            "Post {url_owned:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
-                        ));
-                    }
-                    Some(r) => r.map_err(|e| format!("Post {url_owned:?}: {}", error_chain(&e)))?,
+                    None => return Err(ClientError::HeadersTimeout { url: url_owned }),
+                    Some(r) => r.map_err(|e| ClientError::Post {
+                        url: url_owned,
+                        cause: error_chain(&e),
+                    })?,
                 };
                 let status = resp.status().as_u16();
                 if status != 200 {
                     return Ok((status, Bytes::new()));
                 }
                 match with_deadline(deadline, resp.into_body().collect()).await {
-                    None => Err(
-                        "context deadline exceeded (Client.Timeout exceeded while reading body)"
-                            .to_string(),
-                    ),
-                    Some(b) => Ok((status, b.map_err(|e| error_chain(&e))?.to_bytes())),
+                    None => Err(ClientError::BodyTimeout),
+                    Some(b) => Ok((
+                        status,
+                        b.map_err(|e| ClientError::Body(error_chain(&e)))?
+                            .to_bytes(),
+                    )),
                 }
             }
             .await;
             let _ = tx.send(r);
         });
-        rx.recv()
-            .unwrap_or_else(|_| Err(format!("Post {url:?}: the extender call was dropped")))
+        rx.recv().unwrap_or_else(|_| {
+            Err(ClientError::Dropped {
+                url: url.to_string(),
+            })
+        })
     }
 }
 

@@ -81,11 +81,9 @@ impl std::fmt::Debug for HttpExtender {
 
 /// Base64 as Go's `encoding/json` decodes a `[]byte` (standard alphabet, padded; line breaks
 /// ignored).
-fn decode_base64(s: &str) -> Result<Vec<u8>, String> {
+fn decode_base64(s: &str) -> Result<Vec<u8>, base64::DecodeError> {
     let cleaned: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
-    base64::engine::general_purpose::STANDARD
-        .decode(cleaned.as_bytes())
-        .map_err(|e| format!("illegal base64 data: {e}"))
+    base64::engine::general_purpose::STANDARD.decode(cleaned.as_bytes())
 }
 
 impl HttpExtender {
@@ -140,7 +138,7 @@ impl HttpExtender {
             } else {
                 decode_base64(v)
                     .map(|b| (!b.is_empty()).then_some(b))
-                    .map_err(|m| err(field, m))
+                    .map_err(|e| err(field, format!("illegal base64 data: {e}")))
             }
         };
         let ca_data = data("tlsConfig.caData", &t.ca_data)?;
@@ -196,7 +194,8 @@ impl HttpExtender {
             n if n < 0 => None,
             n => Some(Duration::from_nanos(n as u64)),
         };
-        let client = BlockingClient::new(&tls, timeout).map_err(|m| err("tlsConfig", m))?;
+        let client =
+            BlockingClient::new(&tls, timeout).map_err(|e| err("tlsConfig", e.to_string()))?;
         Ok(HttpExtender {
             extender_url: config.url_prefix.clone(),
             preempt_verb: config.preempt_verb.clone(),
@@ -225,7 +224,7 @@ impl HttpExtender {
         let (code, answer) = self
             .client
             .post_json(&url, body)
-            .map_err(ExtenderError::new)?;
+            .map_err(|e| ExtenderError::new(e.to_string()))?;
         if code != 200 {
             return Err(ExtenderError::new(format!(
                 "failed {action} with extender at URL {url}, code {code}"
@@ -277,7 +276,8 @@ impl Extender for HttpExtender {
         }
         let body = self.args(pod, nodes)?;
         let answer = self.send(&self.filter_verb, body)?;
-        let r = wire::decode_filter_result(&answer).map_err(ExtenderError::new)?;
+        let r =
+            wire::decode_filter_result(&answer).map_err(|e| ExtenderError::new(e.to_string()))?;
         if !r.error.is_empty() {
             return Err(ExtenderError::new(r.error));
         }
@@ -310,7 +310,8 @@ impl Extender for HttpExtender {
         }
         let body = self.args(pod, nodes)?;
         let answer = self.send(&self.prioritize_verb, body)?;
-        let list = wire::decode_host_priority_list(&answer).map_err(ExtenderError::new)?;
+        let list = wire::decode_host_priority_list(&answer)
+            .map_err(|e| ExtenderError::new(e.to_string()))?;
         Ok((list, self.weight))
     }
 
@@ -322,7 +323,8 @@ impl Extender for HttpExtender {
         let body =
             wire::encode_binding_args(binding).map_err(|e| ExtenderError::new(e.to_string()))?;
         let answer = self.send(&self.bind_verb, body)?;
-        let error = wire::decode_binding_result(&answer).map_err(ExtenderError::new)?;
+        let error =
+            wire::decode_binding_result(&answer).map_err(|e| ExtenderError::new(e.to_string()))?;
         if !error.is_empty() {
             return Err(ExtenderError::new(error));
         }

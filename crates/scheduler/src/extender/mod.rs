@@ -13,15 +13,15 @@
 //!   `IgnoredResources`);
 //! - the wire types: `k8s.io/kube-scheduler/extender/v1/types.go` (kubernetes/kubernetes
 //!   `staging/src/k8s.io/kube-scheduler/extender/v1/types.go`
-//!   @2d58ef7868e6efda493e876aeaf72fb7dfea7c44), see [`http`].
+//!   @2d58ef7868e6efda493e876aeaf72fb7dfea7c44), see [`HttpExtender`].
 //!
 //! The trait is synchronous, like the scheduling cycle that calls it: kube-scheduler also calls
-//! extenders synchronously inside the cycle. [`http::HttpExtender`] is the HTTP implementation;
+//! extenders synchronously inside the cycle. [`HttpExtender`] is the HTTP implementation;
 //! tests use fakes.
 
 mod client;
 pub(crate) mod gourl;
-pub mod http;
+mod http;
 mod wire;
 
 #[cfg(test)]

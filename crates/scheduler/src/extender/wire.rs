@@ -98,13 +98,51 @@ pub(crate) struct FilterResultWire {
     pub error: String,
 }
 
+/// Why an extender's answer could not be decoded, in the words of Go's `encoding/json` (the
+/// text upstream passes on as the call's error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DecodeError {
+    /// The body is not JSON (serde's description of where and why).
+    #[error("{0}")]
+    Syntax(String),
+    /// The body is empty.
+    #[error("EOF")]
+    Eof,
+    /// A field holds the wrong JSON type.
+    #[error("json: cannot unmarshal {found} into Go struct field {field} of type {go_type}")]
+    FieldType {
+        /// The JSON type found: `null`, `bool`, `number`, `string`, `array`, `object`.
+        found: &'static str,
+        /// Go's `Struct.Field`.
+        field: &'static str,
+        /// The Go type expected.
+        go_type: &'static str,
+    },
+    /// The answer (or an item of it) is the wrong JSON type.
+    #[error("json: cannot unmarshal {found} into Go value of type {go_type}")]
+    ValueType {
+        /// The JSON type found.
+        found: &'static str,
+        /// The Go type expected.
+        go_type: &'static str,
+    },
+    /// A score that is not an int64.
+    #[error(
+        "json: cannot unmarshal number {number} into Go struct field HostPriority.Score of type int64"
+    )]
+    ScoreNotInt64 {
+        /// The number as written.
+        number: String,
+    },
+}
+
 /// The first JSON value of `body` (`json.NewDecoder(resp.Body).Decode` reads one value).
-fn first_value(body: &[u8]) -> Result<Value, String> {
+fn first_value(body: &[u8]) -> Result<Value, DecodeError> {
     let mut it = serde_json::Deserializer::from_slice(body).into_iter::<Value>();
     match it.next() {
         Some(Ok(v)) => Ok(v),
-        Some(Err(e)) => Err(e.to_string()),
-        None => Err("EOF".to_string()),
+        Some(Err(e)) => Err(DecodeError::Syntax(e.to_string())),
+        None => Err(DecodeError::Eof),
     }
 }
 
@@ -119,18 +157,19 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-fn mismatch(v: &Value, field: &str, go_type: &str) -> String {
-    format!(
-        "json: cannot unmarshal {} into Go struct field {field} of type {go_type}",
-        json_kind(v)
-    )
+fn mismatch(v: &Value, field: &'static str, go_type: &'static str) -> DecodeError {
+    DecodeError::FieldType {
+        found: json_kind(v),
+        field,
+        go_type,
+    }
 }
 
-fn type_mismatch(v: &Value, go_type: &str) -> String {
-    format!(
-        "json: cannot unmarshal {} into Go value of type {go_type}",
-        json_kind(v)
-    )
+fn type_mismatch(v: &Value, go_type: &'static str) -> DecodeError {
+    DecodeError::ValueType {
+        found: json_kind(v),
+        go_type,
+    }
 }
 
 /// The value of `key` in `obj`: an exact match, else the first case-insensitive one.
@@ -142,7 +181,7 @@ fn get_ci<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     })
 }
 
-fn opt_string(v: Option<&Value>, field: &str) -> Result<String, String> {
+fn opt_string(v: Option<&Value>, field: &'static str) -> Result<String, DecodeError> {
     match v {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
@@ -150,7 +189,7 @@ fn opt_string(v: Option<&Value>, field: &str) -> Result<String, String> {
     }
 }
 
-fn string_list(v: Option<&Value>, field: &str) -> Result<Option<Vec<String>>, String> {
+fn string_list(v: Option<&Value>, field: &'static str) -> Result<Option<Vec<String>>, DecodeError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(items)) => items
@@ -166,7 +205,7 @@ fn string_list(v: Option<&Value>, field: &str) -> Result<Option<Vec<String>>, St
     }
 }
 
-fn failed_nodes_map(v: Option<&Value>, field: &str) -> Result<FailedNodesMap, String> {
+fn failed_nodes_map(v: Option<&Value>, field: &'static str) -> Result<FailedNodesMap, DecodeError> {
     match v {
         None | Some(Value::Null) => Ok(FailedNodesMap::new()),
         Some(Value::Object(m)) => m
@@ -182,7 +221,7 @@ fn failed_nodes_map(v: Option<&Value>, field: &str) -> Result<FailedNodesMap, St
 }
 
 /// Names of the items of a `v1.NodeList`.
-fn node_list_names(v: Option<&Value>) -> Result<Option<Vec<String>>, String> {
+fn node_list_names(v: Option<&Value>) -> Result<Option<Vec<String>>, DecodeError> {
     let field = "ExtenderFilterResult.Nodes";
     let list = match v {
         None | Some(Value::Null) => return Ok(None),
@@ -214,7 +253,7 @@ fn node_list_names(v: Option<&Value>) -> Result<Option<Vec<String>>, String> {
 }
 
 /// Decodes a filter answer.
-pub(crate) fn decode_filter_result(body: &[u8]) -> Result<FilterResultWire, String> {
+pub(crate) fn decode_filter_result(body: &[u8]) -> Result<FilterResultWire, DecodeError> {
     let v = first_value(body)?;
     let obj = match &v {
         Value::Null => return Ok(FilterResultWire::default()),
@@ -237,7 +276,7 @@ pub(crate) fn decode_filter_result(body: &[u8]) -> Result<FilterResultWire, Stri
 }
 
 /// Decodes a prioritize answer (`extenderv1.HostPriorityList`).
-pub(crate) fn decode_host_priority_list(body: &[u8]) -> Result<Vec<HostPriority>, String> {
+pub(crate) fn decode_host_priority_list(body: &[u8]) -> Result<Vec<HostPriority>, DecodeError> {
     let v = first_value(body)?;
     let items = match &v {
         Value::Null => return Ok(Vec::new()),
@@ -260,10 +299,8 @@ pub(crate) fn decode_host_priority_list(body: &[u8]) -> Result<Vec<HostPriority>
             let host = opt_string(get_ci(obj, "Host"), "HostPriority.Host")?;
             let score = match get_ci(obj, "Score") {
                 None | Some(Value::Null) => 0,
-                Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
-                    format!(
-                        "json: cannot unmarshal number {n} into Go struct field HostPriority.Score of type int64"
-                    )
+                Some(Value::Number(n)) => n.as_i64().ok_or_else(|| DecodeError::ScoreNotInt64 {
+                    number: n.to_string(),
                 })?,
                 Some(other) => return Err(mismatch(other, "HostPriority.Score", "int64")),
             };
@@ -273,7 +310,7 @@ pub(crate) fn decode_host_priority_list(body: &[u8]) -> Result<Vec<HostPriority>
 }
 
 /// Decodes a bind answer (`extenderv1.ExtenderBindingResult`): its `Error` text.
-pub(crate) fn decode_binding_result(body: &[u8]) -> Result<String, String> {
+pub(crate) fn decode_binding_result(body: &[u8]) -> Result<String, DecodeError> {
     let v = first_value(body)?;
     match &v {
         Value::Null => Ok(String::new()),
@@ -381,18 +418,24 @@ mod tests {
     #[test]
     fn wrong_types_fail_with_encoding_json_wording() {
         assert_eq!(
-            decode_filter_result(br#"{"FailedNodes":{"a":1}}"#).unwrap_err(),
+            decode_filter_result(br#"{"FailedNodes":{"a":1}}"#)
+                .unwrap_err()
+                .to_string(),
             "json: cannot unmarshal number into Go struct field ExtenderFilterResult.FailedNodes of type string"
         );
         assert_eq!(
-            decode_host_priority_list(br#"[{"Host":"a","Score":1.5}]"#).unwrap_err(),
+            decode_host_priority_list(br#"[{"Host":"a","Score":1.5}]"#)
+                .unwrap_err()
+                .to_string(),
             "json: cannot unmarshal number 1.5 into Go struct field HostPriority.Score of type int64"
         );
         assert_eq!(
-            decode_host_priority_list(br#"{"Host":"a"}"#).unwrap_err(),
+            decode_host_priority_list(br#"{"Host":"a"}"#)
+                .unwrap_err()
+                .to_string(),
             "json: cannot unmarshal object into Go value of type v1.HostPriorityList"
         );
         assert!(decode_filter_result(b"not json").is_err());
-        assert_eq!(decode_filter_result(b"").unwrap_err(), "EOF");
+        assert_eq!(decode_filter_result(b"").unwrap_err().to_string(), "EOF");
     }
 }

@@ -61,35 +61,57 @@ pub struct Framework {
 /// `None` when this build has no such filter.
 pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>> {
     Some(match name {
-        plugins::node_unschedulable::NAME => Box::new(plugins::NodeUnschedulable),
-        plugins::node_name::NAME => Box::new(plugins::NodeName),
-        plugins::node_ports::NAME => Box::new(plugins::NodePorts),
-        plugins::node_affinity::NAME => Box::new(plugins::NodeAffinity),
+        plugins::node_unschedulable::NAME => {
+            Box::new(plugins::node_unschedulable::NodeUnschedulable)
+        }
+        plugins::node_name::NAME => Box::new(plugins::node_name::NodeName),
+        plugins::node_ports::NAME => Box::new(plugins::node_ports::NodePorts),
+        plugins::node_affinity::NAME => Box::new(plugins::node_affinity::NodeAffinity),
         // Extended resources the extenders manage with `ignoredByScheduler` (v1.22 `factory.go`
         // `create` gives them to NodeResourcesFit as `IgnoredResources`).
-        plugins::node_resources_fit::NAME => Box::new(plugins::NodeResourcesFit {
-            ignored_resources: args.node_resources_fit.ignored_resources.clone(),
-        }),
-        plugins::volume_restrictions::NAME => Box::new(plugins::VolumeRestrictions),
-        plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
-        plugins::gpu_share::NAME => Box::new(plugins::GpuShare),
-        plugins::node_label::NAME => Box::new(plugins::NodeLabel::new(
+        plugins::node_resources_fit::NAME => {
+            Box::new(plugins::node_resources_fit::NodeResourcesFit {
+                ignored_resources: args.node_resources_fit.ignored_resources.clone(),
+            })
+        }
+        plugins::volume_restrictions::NAME => {
+            Box::new(plugins::volume_restrictions::VolumeRestrictions)
+        }
+        plugins::taint_toleration::NAME => Box::new(plugins::taint_toleration::TaintToleration),
+        plugins::gpu_share::NAME => Box::new(plugins::gpu_share::GpuShare),
+        plugins::node_label::NAME => Box::new(plugins::node_label::NodeLabel::new(
             args.node_label.clone().unwrap_or_default(),
         )),
-        plugins::service_affinity::NAME => Box::new(plugins::ServiceAffinity::new(
-            args.service_affinity.clone().unwrap_or_default(),
-        )),
-        plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::new(
-            args.inter_pod_affinity.hard_pod_affinity_weight,
-        )),
+        plugins::service_affinity::NAME => {
+            Box::new(plugins::service_affinity::ServiceAffinity::new(
+                args.service_affinity.clone().unwrap_or_default(),
+            ))
+        }
+        plugins::inter_pod_affinity::NAME => {
+            Box::new(plugins::inter_pod_affinity::InterPodAffinity::new(
+                args.inter_pod_affinity.hard_pod_affinity_weight,
+            ))
+        }
         plugins::pod_topology_spread::NAME => Box::new(pod_topology_spread(args)),
-        plugins::volume_zone::NAME => Box::new(plugins::VolumeZone),
-        plugins::volume_binding::NAME => Box::new(plugins::VolumeBinding::default()),
-        plugins::node_volume_limits::NAME => Box::new(plugins::NodeVolumeLimits::default()),
-        "EBSLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::Ebs)),
-        "GCEPDLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::GcePd)),
-        "AzureDiskLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::AzureDisk)),
-        "CinderLimits" => Box::new(plugins::NonCsiLimits::new(plugins::VolumeType::Cinder)),
+        plugins::volume_zone::NAME => Box::new(plugins::volume_zone::VolumeZone),
+        plugins::volume_binding::NAME => {
+            Box::new(plugins::volume_binding::VolumeBinding::default())
+        }
+        plugins::node_volume_limits::NAME => {
+            Box::new(plugins::node_volume_limits::NodeVolumeLimits::default())
+        }
+        "EBSLimits" => Box::new(plugins::non_csi_limits::NonCsiLimits::new(
+            plugins::non_csi_limits::VolumeType::Ebs,
+        )),
+        "GCEPDLimits" => Box::new(plugins::non_csi_limits::NonCsiLimits::new(
+            plugins::non_csi_limits::VolumeType::GcePd,
+        )),
+        "AzureDiskLimits" => Box::new(plugins::non_csi_limits::NonCsiLimits::new(
+            plugins::non_csi_limits::VolumeType::AzureDisk,
+        )),
+        "CinderLimits" => Box::new(plugins::non_csi_limits::NonCsiLimits::new(
+            plugins::non_csi_limits::VolumeType::Cinder,
+        )),
         _ => return None,
     })
 }
@@ -98,40 +120,50 @@ pub fn new_filter(name: &str, args: &PluginArgs) -> Option<Box<dyn FilterPlugin>
 /// [`new_filter`]). `None` when this build has no such score plugin.
 pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> {
     Some(match name {
-        plugins::least_allocated::NAME => Box::new(plugins::LeastAllocated),
-        plugins::most_allocated::NAME => Box::new(plugins::MostAllocated),
-        plugins::balanced_allocation::NAME => Box::new(plugins::BalancedAllocation),
-        plugins::selector_spread::NAME => Box::new(plugins::SelectorSpread),
-        plugins::node_label::NAME => Box::new(plugins::NodeLabel::new(
+        plugins::least_allocated::NAME => Box::new(plugins::least_allocated::LeastAllocated),
+        plugins::most_allocated::NAME => Box::new(plugins::most_allocated::MostAllocated),
+        plugins::balanced_allocation::NAME => {
+            Box::new(plugins::balanced_allocation::BalancedAllocation)
+        }
+        plugins::selector_spread::NAME => Box::new(plugins::selector_spread::SelectorSpread),
+        plugins::node_label::NAME => Box::new(plugins::node_label::NodeLabel::new(
             args.node_label.clone().unwrap_or_default(),
         )),
-        plugins::service_affinity::NAME => Box::new(plugins::ServiceAffinity::new(
-            args.service_affinity.clone().unwrap_or_default(),
-        )),
-        plugins::requested_to_capacity_ratio::NAME => {
-            Box::new(plugins::RequestedToCapacityRatio::new(
-                &args.requested_to_capacity_ratio.clone().unwrap_or_default(),
+        plugins::service_affinity::NAME => {
+            Box::new(plugins::service_affinity::ServiceAffinity::new(
+                args.service_affinity.clone().unwrap_or_default(),
             ))
         }
-        plugins::image_locality::NAME => Box::new(plugins::ImageLocality),
-        plugins::node_prefer_avoid_pods::NAME => Box::new(plugins::NodePreferAvoidPods),
-        plugins::node_affinity::NAME => Box::new(plugins::NodeAffinity),
-        plugins::taint_toleration::NAME => Box::new(plugins::TaintToleration),
-        plugins::inter_pod_affinity::NAME => Box::new(plugins::InterPodAffinity::new(
-            args.inter_pod_affinity.hard_pod_affinity_weight,
-        )),
+        plugins::requested_to_capacity_ratio::NAME => Box::new(
+            plugins::requested_to_capacity_ratio::RequestedToCapacityRatio::new(
+                &args.requested_to_capacity_ratio.clone().unwrap_or_default(),
+            ),
+        ),
+        plugins::image_locality::NAME => Box::new(plugins::image_locality::ImageLocality),
+        plugins::node_prefer_avoid_pods::NAME => {
+            Box::new(plugins::node_prefer_avoid_pods::NodePreferAvoidPods)
+        }
+        plugins::node_affinity::NAME => Box::new(plugins::node_affinity::NodeAffinity),
+        plugins::taint_toleration::NAME => Box::new(plugins::taint_toleration::TaintToleration),
+        plugins::inter_pod_affinity::NAME => {
+            Box::new(plugins::inter_pod_affinity::InterPodAffinity::new(
+                args.inter_pod_affinity.hard_pod_affinity_weight,
+            ))
+        }
         plugins::pod_topology_spread::NAME => Box::new(pod_topology_spread(args)),
         _ => return None,
     })
 }
 
 /// `PodTopologySpread` with its `defaultingType` (List without constraints when unset).
-fn pod_topology_spread(args: &PluginArgs) -> plugins::PodTopologySpread {
+fn pod_topology_spread(args: &PluginArgs) -> plugins::pod_topology_spread::PodTopologySpread {
     match args.pod_topology_spread.as_ref().map(|a| a.defaulting_type) {
         Some(crate::policy::DefaultingType::System) => {
-            plugins::PodTopologySpread::system_defaulting()
+            plugins::pod_topology_spread::PodTopologySpread::system_defaulting()
         }
-        Some(crate::policy::DefaultingType::List) | None => plugins::PodTopologySpread::new(),
+        Some(crate::policy::DefaultingType::List) | None => {
+            plugins::pod_topology_spread::PodTopologySpread::new()
+        }
     }
 }
 
@@ -154,7 +186,7 @@ impl Framework {
             .iter()
             .any(|f| f.plugin == plugins::gpu_share::NAME)
         {
-            filters.push(Box::new(plugins::GpuShare) as Box<dyn FilterPlugin>);
+            filters.push(Box::new(plugins::gpu_share::GpuShare) as Box<dyn FilterPlugin>);
         }
         let mut scores = Vec::new();
         for s in &policy.scores {

@@ -10,7 +10,7 @@
 //! index id 1018070136) for [`NodeLabelArgs::validate`] and
 //! [`RequestedToCapacityRatioArgs::validate`].
 //!
-//! Plugins take these at construction (`framework::runtime::new_filter` / `new_score`); a
+//! Plugins take these at construction (`framework::new_filter` / `new_score`); a
 //! plugin that needs none ignores them.
 
 use std::fmt;
@@ -137,19 +137,34 @@ pub struct PluginArgs {
     pub pod_topology_spread: Option<PodTopologySpreadArgs>,
 }
 
-/// `field.ErrorList.ToAggregate().Error()`: one message as is, several as `[a, b]`, duplicates
-/// dropped.
-pub(crate) fn aggregate(errors: Vec<String>) -> Option<String> {
-    let mut unique: Vec<String> = Vec::new();
-    for e in errors {
-        if !unique.contains(&e) {
-            unique.push(e);
+/// Plugin arguments that upstream's `validation.Validate*Args` refuses: every field error in
+/// upstream's words (`field: Invalid value: ...`), duplicates dropped, in the order found. The
+/// message is `field.ErrorList.ToAggregate().Error()`: one error as is, several as `[a, b]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", aggregate_text(.0))]
+pub struct InvalidArgs(pub Vec<String>);
+
+impl InvalidArgs {
+    /// The errors found, `Ok` when there are none.
+    fn check(errors: Vec<String>) -> Result<(), InvalidArgs> {
+        let mut unique: Vec<String> = Vec::new();
+        for e in errors {
+            if !unique.contains(&e) {
+                unique.push(e);
+            }
+        }
+        if unique.is_empty() {
+            Ok(())
+        } else {
+            Err(InvalidArgs(unique))
         }
     }
-    match unique.len() {
-        0 => None,
-        1 => unique.pop(),
-        _ => Some(format!("[{}]", unique.join(", "))),
+}
+
+fn aggregate_text(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        _ => format!("[{}]", errors.join(", ")),
     }
 }
 
@@ -158,9 +173,9 @@ impl NodeLabelArgs {
     /// absent, nor both preferred present and preferred absent.
     ///
     /// # Errors
-    /// The aggregated upstream text, e.g.
+    /// [`InvalidArgs`] with upstream's text, e.g.
     /// `presentLabels[0]: Invalid value: "foo": conflict with absentLabels[1]`.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidArgs> {
         let mut errs = no_conflict(
             &self.present_labels,
             &self.absent_labels,
@@ -173,7 +188,7 @@ impl NodeLabelArgs {
             "presentLabelsPreference",
             "absentLabelsPreference",
         ));
-        aggregate(errs).map_or(Ok(()), Err)
+        InvalidArgs::check(errs)
     }
 }
 
@@ -196,10 +211,10 @@ impl RequestedToCapacityRatioArgs {
     /// scores in 0..=10, resource weights ≥ 1.
     ///
     /// # Errors
-    /// The aggregated upstream text, e.g. `shape: Required value: at least one point must be
-    /// specified` or `resources[0].weight: Invalid value: 0: resource weight of cpu not in valid
-    /// range [1, inf)`.
-    pub fn validate(&self) -> Result<(), String> {
+    /// [`InvalidArgs`] with upstream's text, e.g. `shape: Required value: at least one point
+    /// must be specified` or `resources[0].weight: Invalid value: 0: resource weight of cpu not
+    /// in valid range [1, inf)`.
+    pub fn validate(&self) -> Result<(), InvalidArgs> {
         let mut errs = Vec::new();
         if self.shape.is_empty() {
             errs.push("shape: Required value: at least one point must be specified".to_string());
@@ -235,7 +250,7 @@ impl RequestedToCapacityRatioArgs {
                 ));
             }
         }
-        aggregate(errs).map_or(Ok(()), Err)
+        InvalidArgs::check(errs)
     }
 }
 
@@ -362,7 +377,7 @@ mod tests {
             ),
         ];
         for (name, args, want) in cases {
-            assert_eq!(args.validate(), want, "{name}");
+            assert_eq!(args.validate().map_err(|e| e.to_string()), want, "{name}");
         }
     }
 
@@ -468,17 +483,18 @@ mod tests {
             ),
         ];
         for (name, args, want) in cases {
-            assert_eq!(args.validate(), want, "{name}");
+            assert_eq!(args.validate().map_err(|e| e.to_string()), want, "{name}");
         }
     }
 
     #[test]
     fn aggregate_formats_like_go() {
-        assert_eq!(aggregate(vec![]), None);
-        assert_eq!(aggregate(vec!["a".into()]), Some("a".into()));
-        assert_eq!(
-            aggregate(vec!["a".into(), "b".into(), "a".into()]),
-            Some("[a, b]".into())
-        );
+        let text = |errs: Vec<&str>| {
+            InvalidArgs::check(errs.into_iter().map(String::from).collect())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(text(vec![]), Ok(()));
+        assert_eq!(text(vec!["a"]), Err("a".into()));
+        assert_eq!(text(vec!["a", "b", "a"]), Err("[a, b]".into()));
     }
 }

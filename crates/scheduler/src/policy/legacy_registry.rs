@@ -7,7 +7,7 @@
 //! @054d429d9f8bc8de4fc82e6cf2281e12a13fe1f2 (v1.21/v1.22) and
 //! `pkg/scheduler/apis/config/v1beta1/default_plugins.go` (v1.22).
 //!
-//! Every plugin these tables name is one this build provides (`framework::runtime::new_filter`
+//! Every plugin these tables name is one this build provides (`framework::new_filter`
 //! / `new_score`; the policy tests iterate the tables to prove it), so every v1.22 name loads.
 
 use std::sync::LazyLock;

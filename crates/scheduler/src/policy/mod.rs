@@ -55,7 +55,7 @@ mod tests;
 use std::path::Path;
 
 pub use args::{
-    DefaultingType, InterPodAffinityArgs, MAX_CUSTOM_PRIORITY_SCORE, NodeLabelArgs,
+    DefaultingType, InterPodAffinityArgs, InvalidArgs, MAX_CUSTOM_PRIORITY_SCORE, NodeLabelArgs,
     NodeResourcesFitArgs, PluginArgs, PodTopologySpreadArgs, RequestedToCapacityRatioArgs,
     ServiceAffinityArgs,
 };

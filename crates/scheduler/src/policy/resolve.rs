@@ -629,7 +629,7 @@ pub(super) fn resolve(
                             )
                         })
                         .unwrap_or_else(FieldPath::root);
-                    return Err(init_error("NodeLabel", &path, detail));
+                    return Err(init_error("NodeLabel", &path, detail.to_string()));
                 }
             }
         }
@@ -651,8 +651,9 @@ pub(super) fn resolve(
                 ));
             }
             Some((a, path)) => {
-                a.validate()
-                    .map_err(|detail| init_error("RequestedToCapacityRatio", path, detail))?;
+                a.validate().map_err(|detail| {
+                    init_error("RequestedToCapacityRatio", path, detail.to_string())
+                })?;
                 if a.resources.is_empty() {
                     warnings.push(format!(
                         "{}: requestedToCapacityRatioArguments has no resources: kube-scheduler v1.22 applies no \

@@ -11,7 +11,7 @@ use super::types::LegacyExtender;
 /// A filter plugin to run, with the legacy names that asked for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedFilter {
-    /// Framework plugin name (one `framework::runtime::new_filter` builds).
+    /// Framework plugin name (one `framework::new_filter` builds).
     pub plugin: &'static str,
     /// Predicate names (as written in the policy, or the canonical name for defaults and
     /// mandatory predicates) that produced this plugin.
@@ -21,7 +21,7 @@ pub struct ResolvedFilter {
 /// A score plugin to run with its weight, with the legacy names that asked for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedScore {
-    /// Framework plugin name (one `framework::runtime::new_score` builds).
+    /// Framework plugin name (one `framework::new_score` builds).
     pub plugin: &'static str,
     /// Multiplier of the plugin's normalized score (0..=100), ≥ 1.
     pub weight: i64,

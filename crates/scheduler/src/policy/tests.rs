@@ -1000,7 +1000,7 @@ fn loaded_plugins_are_all_implemented() {
 /// without its plugin fails here.
 #[test]
 fn every_plugin_the_tables_name_is_built() {
-    use crate::framework::runtime::{new_filter, new_score};
+    use crate::framework::{new_filter, new_score};
     let args = PluginArgs::default();
     let mut n = 0;
     for (name, plugins) in legacy_registry::PREDICATES {

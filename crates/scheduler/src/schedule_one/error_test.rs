@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use super::*;
 use crate::framework::plugins::testutil::{node, pod, snapshot};
-use crate::framework::plugins::{NodePorts, NodeResourcesFit, node_ports};
+use crate::framework::plugins::{
+    node_ports, node_ports::NodePorts, node_resources_fit::NodeResourcesFit,
+};
 use crate::framework::{Code, Framework, PodInfo};
 use crate::schedule_one::Algorithm;
 use crate::snapshot::Snapshot;

@@ -10,8 +10,8 @@ use crate::extender::fake::{
     FakeExtender, error_predicate, error_prioritizer, false_predicate, node1_prioritizer,
     node2_prioritizer, only_node_predicate, true_predicate,
 };
+use crate::framework::WeightedScore;
 use crate::framework::plugins::testutil::{node, pod, snapshot as snap_of};
-use crate::framework::runtime::WeightedScore;
 use crate::framework::{NodeInfo, ScoreMode, ScorePlugin, Status};
 
 /// Upstream `node2PrioritizerPlugin` (`pkg/scheduler/testing/fake_extender.go`): 100 for
@@ -240,7 +240,9 @@ fn extender_failures_in_fit_error_text() {
     // Plugin and extender reasons together: one node fails a filter plugin, the other
     // the extender (FailedAndUnresolvable).
     let fwk = Framework {
-        filters: vec![Box::new(crate::framework::plugins::NodeUnschedulable)],
+        filters: vec![Box::new(
+            crate::framework::plugins::node_unschedulable::NodeUnschedulable,
+        )],
         scores: vec![],
         run_all_filters: false,
     };

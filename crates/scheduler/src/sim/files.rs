@@ -122,7 +122,7 @@ fn field_path(path: &serde_path_to_error::Path) -> FieldPath {
     out
 }
 
-/// A field as [`crate::framework::types::NodeError`] names it (`status.allocatable[cpu]`).
+/// A field as [`crate::framework::NodeError`] names it (`status.allocatable[cpu]`).
 fn quantity_field_path(field: &str) -> FieldPath {
     match field.strip_suffix(']').and_then(|f| f.split_once('[')) {
         Some((list, name)) => FieldPath::parse(list).key(name),

@@ -40,7 +40,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::cache::Cache;
-use crate::framework::types::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
+use crate::framework::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
 use crate::policy::ResolvedPolicy;
 use crate::profile::{Profile, ProfileError};
 use crate::schedule_one::{Algorithm, ScheduleError};
@@ -550,18 +550,32 @@ impl PodHeader {
     }
 }
 
+/// One profile of a simulation: pods whose `spec.schedulerName` is `scheduler_name` are
+/// scheduled with `profile`.
+#[derive(Debug, Clone)]
+pub struct SimProfile {
+    /// The profile's scheduler name.
+    pub scheduler_name: String,
+    /// Its framework and extenders (from a Policy, or a configuration profile).
+    pub profile: Profile,
+    /// Its own `percentageOfNodesToScore` (v1 profiles), else the run's.
+    pub percentage_of_nodes_to_score: Option<i32>,
+}
+
 /// A simulation run, handing out one [`PodOutcome`] at a time (it is an [`Iterator`]): first
 /// the pods decided without scheduling (skipped, malformed), in input order, then each queued
 /// pod as it is scheduled. [`Simulation::summary`] gives the totals once every outcome has been
 /// taken.
 pub struct Simulation {
-    profile: Profile,
+    profiles: Vec<SimProfile>,
+    /// The run's `percentageOfNodesToScore`, for profiles without their own.
+    percentage_of_nodes_to_score: i32,
     /// The cluster state: placements go through the cache's assume, as in cluster mode.
     cache: Cache,
     algo: Algorithm,
     explain: bool,
     decided: std::vec::IntoIter<PodOutcome>,
-    queue: std::vec::IntoIter<PodInfo>,
+    queue: std::vec::IntoIter<(usize, PodInfo)>,
     total_pods: usize,
     attempted: usize,
     busy: Duration,
@@ -574,14 +588,37 @@ pub struct Simulation {
 
 impl Simulation {
     /// Builds the cluster state: generated names, defaulted requests, nodes, running pods,
-    /// services, controllers, namespaces and volumes; queues the pending pods.
+    /// services, controllers, namespaces and volumes; queues the pending pods of
+    /// `cfg.scheduler_name` (or without a `schedulerName`), scheduled with `profile`.
     ///
     /// # Errors
     /// [`SimError::Node`] for malformed nodes and node names read twice. Malformed pods do not
     /// stop the run: they are reported `Unschedulable`.
     pub fn new(
-        mut cluster: Cluster,
+        cluster: Cluster,
         profile: &Profile,
+        cfg: &SimulationConfig,
+    ) -> Result<Self, SimError> {
+        let profile = SimProfile {
+            scheduler_name: cfg.scheduler_name.clone(),
+            profile: profile.clone(),
+            percentage_of_nodes_to_score: None,
+        };
+        Self::with_profiles(cluster, vec![profile], cfg)
+    }
+
+    /// As [`Simulation::new`] with several profiles (a `KubeSchedulerConfiguration`'s): a pod
+    /// is scheduled with the profile named by its `spec.schedulerName`, a pod without one with
+    /// the first profile, and a pod naming no profile is skipped. `cfg.scheduler_name` is not
+    /// used. The extenders are the first profile's (a configuration's extenders are global);
+    /// one tie-breaking RNG and one rotating start index serve every profile, as
+    /// kube-scheduler's one `genericScheduler` does.
+    ///
+    /// # Errors
+    /// As [`Simulation::new`].
+    pub fn with_profiles(
+        mut cluster: Cluster,
+        profiles: Vec<SimProfile>,
         cfg: &SimulationConfig,
     ) -> Result<Self, SimError> {
         generate_names(&mut cluster, cfg.seed);
@@ -639,7 +676,7 @@ impl Simulation {
 
         let total_pods = cluster.pods.len() + cluster.malformed_pods.len();
         let mut decided = Vec::new();
-        let mut queue: Vec<(usize, PodInfo)> = Vec::new();
+        let mut queue: Vec<(usize, usize, PodInfo)> = Vec::new();
         let mut seen = HashSet::new();
         let mut malformed = cluster.malformed_pods.into_iter().peekable();
         let mut pods = cluster.pods.into_iter().enumerate().peekable();
@@ -720,39 +757,55 @@ impl Simulation {
                 decided.push(h.outcome(PodStatus::Skipped, None, "pod is being deleted".into()));
                 continue;
             }
-            if !h.scheduler_name.is_empty() && h.scheduler_name != cfg.scheduler_name {
+            let profile = if h.scheduler_name.is_empty() {
+                Some(0)
+            } else {
+                profiles
+                    .iter()
+                    .position(|p| p.scheduler_name == h.scheduler_name)
+            };
+            let Some(profile) = profile.filter(|_| !profiles.is_empty()) else {
+                let names: Vec<String> = profiles
+                    .iter()
+                    .map(|p| format!("{:?}", p.scheduler_name))
+                    .collect();
                 decided.push(h.outcome(
                     PodStatus::Skipped,
                     None,
                     format!(
-                        "schedulerName is {:?}, not {:?}",
-                        h.scheduler_name, cfg.scheduler_name
+                        "schedulerName is {:?}, not {}",
+                        h.scheduler_name,
+                        names.join(" or ")
                     ),
                 ));
                 continue;
-            }
+            };
             let parsed = pod.map_err(|m| m.message).and_then(|mut p| {
                 default_requests_from_limits(&mut p);
                 PodInfo::from_pod(p).map_err(|e| e.to_string())
             });
             match parsed {
-                Ok(pi) => queue.push((i, pi)),
+                Ok(pi) => queue.push((i, profile, pi)),
                 Err(message) => decided.push(h.outcome(PodStatus::Unschedulable, None, message)),
             }
         }
         // PrioritySort: priority desc, creationTimestamp asc, input order (stable sort).
-        queue.sort_by(|(ia, a), (ib, b)| {
+        queue.sort_by(|(ia, _, a), (ib, _, b)| {
             b.priority
                 .cmp(&a.priority)
                 .then(a.creation_timestamp.cmp(&b.creation_timestamp))
                 .then(ia.cmp(ib))
         });
-        let queue: Vec<PodInfo> = queue.into_iter().map(|(_, p)| p).collect();
+        let queue: Vec<(usize, PodInfo)> = queue.into_iter().map(|(_, f, p)| (f, p)).collect();
 
         let pod_width = decided
             .iter()
             .map(|o| o.namespace.len() + o.name.len() + 1)
-            .chain(queue.iter().map(|p| p.namespace.len() + p.name.len() + 1))
+            .chain(
+                queue
+                    .iter()
+                    .map(|(_, p)| p.namespace.len() + p.name.len() + 1),
+            )
             .max()
             .unwrap_or(0)
             .max(3);
@@ -767,13 +820,16 @@ impl Simulation {
         let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
         // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
         // extender's bind verb is not called.
-        algo.set_extenders(profile.extenders.clone());
+        if let Some(first) = profiles.first() {
+            algo.set_extenders(first.profile.extenders.clone());
+        }
         let by_status = ["Scheduled", "Unschedulable", "Error", "Skipped"]
             .into_iter()
             .map(|s| (s.to_string(), 0))
             .collect();
         Ok(Simulation {
-            profile: profile.clone(),
+            profiles,
+            percentage_of_nodes_to_score: cfg.percentage_of_nodes_to_score,
             cache,
             algo,
             explain: cfg.explain,
@@ -839,7 +895,7 @@ impl Simulation {
     /// ([`Cache::assume`], as in cluster mode), then the binding cycle at once: PreBind's
     /// writes and the PV controller's completion ([`crate::volume::VolumeIndex::commit_pod_volumes`])
     /// and the watch's confirmation ([`Cache::add_pod`]).
-    fn schedule(&mut self, pod: PodInfo) -> PodOutcome {
+    fn schedule(&mut self, profile: usize, pod: PodInfo) -> PodOutcome {
         let outcome = |pod: PodInfo, status, message| PodOutcome {
             namespace: pod.namespace,
             name: pod.name,
@@ -850,8 +906,12 @@ impl Simulation {
             diagnosis: None,
             scores: None,
         };
+        let profile = &self.profiles[profile];
+        self.algo.percentage_of_nodes_to_score = profile
+            .percentage_of_nodes_to_score
+            .unwrap_or(self.percentage_of_nodes_to_score);
         match self.algo.schedule(
-            &self.profile.framework,
+            &profile.profile.framework,
             self.cache.snapshot(),
             &pod,
             self.explain,
@@ -939,9 +999,9 @@ impl Iterator for Simulation {
         let outcome = match self.decided.next() {
             Some(o) => o,
             None => {
-                let pod = self.queue.next()?;
+                let (profile, pod) = self.queue.next()?;
                 let started = Instant::now();
-                let o = self.schedule(pod);
+                let o = self.schedule(profile, pod);
                 self.busy += started.elapsed();
                 o
             }

@@ -27,6 +27,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 
 use super::csi::{self, MigrationGates};
+use super::error::VolumeError;
 use super::helpers::{
     ANN_SELECTED_NODE, NOT_SUPPORTED_PROVISIONER, WAIT_FOR_FIRST_CONSUMER, annotation,
     check_node_affinity, claim_class, claim_request_bytes, claim_volume_name, find_matching_volume,
@@ -69,20 +70,24 @@ pub struct PodClaims {
 /// The message of the UnschedulableAndUnresolvable status: `persistentvolumeclaim "X" not
 /// found`, `persistentvolumeclaim "X" is being deleted`, `persistentvolumeclaim "X" was not
 /// created for the pod`.
-pub fn pod_has_pvcs(idx: &VolumeIndex, pod: &PodInfo) -> Result<bool, String> {
+pub fn pod_has_pvcs(idx: &VolumeIndex, pod: &PodInfo) -> Result<bool, VolumeError> {
     let mut has = false;
     for (claim, ephemeral, _) in pod.volumes.claims() {
         has = true;
         let Some(pvc) = idx.pvc(&pod.namespace, claim) else {
-            return Err(format!("persistentvolumeclaim {claim:?} not found"));
+            return Err(VolumeError::ClaimNotFound {
+                claim: claim.to_string(),
+            });
         };
         if pvc.metadata.deletion_timestamp.is_some() {
-            return Err(format!("persistentvolumeclaim {claim:?} is being deleted"));
+            return Err(VolumeError::ClaimBeingDeleted {
+                claim: claim.to_string(),
+            });
         }
         if ephemeral && !is_controlled_by(&pvc.metadata, &pod.uid) {
-            return Err(format!(
-                "persistentvolumeclaim {claim:?} was not created for the pod"
-            ));
+            return Err(VolumeError::ClaimNotCreatedForPod {
+                claim: claim.to_string(),
+            });
         }
     }
     Ok(has)
@@ -96,7 +101,7 @@ pub fn pod_has_pvcs(idx: &VolumeIndex, pod: &PodInfo) -> Result<bool, String> {
 pub fn is_delay_binding_mode(
     idx: &VolumeIndex,
     pvc: &core::PersistentVolumeClaim,
-) -> Result<bool, String> {
+) -> Result<bool, VolumeError> {
     let class = claim_class(pvc);
     if class.is_empty() {
         return Ok(false);
@@ -105,9 +110,9 @@ pub fn is_delay_binding_mode(
         return Ok(false);
     };
     match sc.volume_binding_mode.as_deref() {
-        None => Err(format!(
-            "VolumeBindingMode not set for StorageClass {class:?}"
-        )),
+        None => Err(VolumeError::BindingModeNotSet {
+            class: class.to_string(),
+        }),
         Some(m) => Ok(m == WAIT_FOR_FIRST_CONSUMER),
     }
 }
@@ -118,15 +123,15 @@ fn claim_bound(
     pod: &PodInfo,
     claim: &str,
     ephemeral: bool,
-) -> Result<(bool, Arc<core::PersistentVolumeClaim>), String> {
+) -> Result<(bool, Arc<core::PersistentVolumeClaim>), VolumeError> {
     let key = format!("{}/{claim}", pod.namespace);
-    let pvc = idx.pvc_latest(&pod.namespace, claim).ok_or_else(|| {
-        format!("error getting PVC {key:?}: could not find v1.PersistentVolumeClaim {key:?}")
-    })?;
+    let Some(pvc) = idx.pvc_latest(&pod.namespace, claim) else {
+        return Err(VolumeError::ClaimMissing { key });
+    };
     if ephemeral && !is_controlled_by(&pvc.metadata, &pod.uid) {
         // v1.22 `isVolumeBound` words it as the limits plugins of the same change do
         // (`PVC %s/%s is not owned by pod`; `ephemeral.VolumeIsForPod` from v1.23).
-        return Err(format!("PVC {key} is not owned by pod"));
+        return Err(VolumeError::ClaimNotOwnedByPod { key });
     }
     Ok((is_claim_fully_bound(pvc), pvc.clone()))
 }
@@ -136,7 +141,7 @@ fn claim_bound(
 ///
 /// # Errors
 /// A claim vanished since PreFilter, or its class has no binding mode.
-pub fn get_pod_volumes(idx: &VolumeIndex, pod: &PodInfo) -> Result<PodClaims, String> {
+pub fn get_pod_volumes(idx: &VolumeIndex, pod: &PodInfo) -> Result<PodClaims, VolumeError> {
     let mut out = PodClaims::default();
     for (claim, ephemeral, _) in pod.volumes.claims() {
         let (bound, pvc) = claim_bound(idx, pod, claim, ephemeral)?;
@@ -160,7 +165,7 @@ pub fn try_translate_pv_to_csi(
     pv: &Arc<core::PersistentVolume>,
     csi_node: Option<&storage::CSINode>,
     gates: MigrationGates,
-) -> Result<Arc<core::PersistentVolume>, String> {
+) -> Result<Arc<core::PersistentVolume>, VolumeError> {
     let Some(plugin) = csi::in_tree_plugin_of(pv) else {
         return Ok(pv.clone());
     };
@@ -169,7 +174,7 @@ pub fn try_translate_pv_to_csi(
     }
     csi::translate_pv(pv)
         .map(Arc::new)
-        .map_err(|e| format!("could not translate pv: {e}"))
+        .map_err(|e| VolumeError::Translate(Box::new(e)))
 }
 
 /// The node a pod's volumes are checked against.
@@ -187,13 +192,13 @@ fn check_bound_claims(
     gates: MigrationGates,
     claims: &[Arc<core::PersistentVolumeClaim>],
     node: NodeRef<'_>,
-) -> Result<(bool, bool), String> {
+) -> Result<(bool, bool), VolumeError> {
     let csi_node = idx.csi_node(node.name).map(Arc::as_ref);
     for pvc in claims {
         let Some(pv) = idx.pv_latest(claim_volume_name(pvc)) else {
             return Ok((true, false));
         };
-        let pv = try_translate_pv_to_csi(pv, csi_node, gates).map_err(|e| e.to_string())?;
+        let pv = try_translate_pv_to_csi(pv, csi_node, gates)?;
         if check_node_affinity(&pv, node.labels).is_err() {
             return Ok((false, true));
         }
@@ -214,7 +219,7 @@ fn find_matching_volumes(
         Vec<BindingInfo>,
         Vec<Arc<core::PersistentVolumeClaim>>,
     ),
-    String,
+    VolumeError,
 > {
     let mut claims = claims.to_vec();
     claims.sort_by_key(|c| claim_request_bytes(c));
@@ -251,16 +256,20 @@ fn check_volume_provisions(
     idx: &VolumeIndex,
     claims: &[Arc<core::PersistentVolumeClaim>],
     node: NodeRef<'_>,
-) -> Result<(bool, bool, Vec<Arc<core::PersistentVolumeClaim>>), String> {
+) -> Result<(bool, bool, Vec<Arc<core::PersistentVolumeClaim>>), VolumeError> {
     let mut out = Vec::new();
     for claim in claims {
         let class = claim_class(claim);
         if class.is_empty() {
-            return Err(format!("no class for claim {:?}", pvc_key(claim)));
+            return Err(VolumeError::NoClass {
+                key: pvc_key(claim),
+            });
         }
         let sc = idx
             .storage_class(class)
-            .ok_or_else(|| format!("failed to find storage class {class:?}"))?;
+            .ok_or_else(|| VolumeError::UnknownClass {
+                class: class.to_string(),
+            })?;
         if sc.provisioner.is_empty() || sc.provisioner == NOT_SUPPORTED_PROVISIONER {
             return Ok((false, true, Vec::new()));
         }
@@ -285,7 +294,7 @@ pub fn find_pod_volumes(
     bound: &[Arc<core::PersistentVolumeClaim>],
     to_bind: &[Arc<core::PersistentVolumeClaim>],
     node: NodeRef<'_>,
-) -> Result<(PodVolumes, Vec<&'static str>), String> {
+) -> Result<(PodVolumes, Vec<&'static str>), VolumeError> {
     let mut unbound_satisfied = true;
     let mut bound_satisfied = true;
     let sufficient_storage = true;
@@ -369,7 +378,7 @@ pub fn assume_pod_volumes(
     pod: &PodInfo,
     node: &str,
     volumes: &PodVolumes,
-) -> Result<AssumedPodVolumes, String> {
+) -> Result<AssumedPodVolumes, VolumeError> {
     if are_pod_volumes_bound(idx, pod) {
         return Ok(AssumedPodVolumes {
             node: node.to_string(),
@@ -464,7 +473,7 @@ pub fn check_provisioned_claim(
         };
         let pv = match try_translate_pv_to_csi(pv, csi_node, gates) {
             Ok(pv) => pv,
-            Err(e) => return BindCheck::Failed(e),
+            Err(e) => return BindCheck::Failed(e.to_string()),
         };
         if let Err(e) = check_node_affinity(&pv, node.labels) {
             return BindCheck::Failed(format!(

@@ -468,7 +468,7 @@ fn find(
     pod: &PodInfo,
     node_labels: &Labels,
 ) -> Result<(PodVolumes, Vec<&'static str>), String> {
-    let claims = get_pod_volumes(idx, pod)?;
+    let claims = get_pod_volumes(idx, pod).map_err(|e| e.to_string())?;
     if !claims.immediate.is_empty() {
         return Err(ERR_UNBOUND_IMMEDIATE_PVC.into());
     }
@@ -482,6 +482,7 @@ fn find(
             labels: node_labels,
         },
     )
+    .map_err(|e| e.to_string())
 }
 
 #[derive(Default)]
@@ -782,7 +783,7 @@ fn ephemeral_claim_not_owned_message() {
     });
     p.0.metadata.uid = Some(POD_UID.into());
     assert_eq!(
-        get_pod_volumes(&idx, &p.info()).unwrap_err(),
+        get_pod_volumes(&idx, &p.info()).unwrap_err().to_string(),
         "PVC testns/test-pod-test-volume is not owned by pod"
     );
 }

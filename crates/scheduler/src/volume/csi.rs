@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 
+use super::error::VolumeError;
 use super::helpers::MIGRATED_PLUGINS_ANNOTATION;
 
 /// In-tree plugin `kubernetes.io/aws-ebs`.
@@ -326,7 +327,7 @@ fn ebs_volume_id(id: &str) -> String {
 ///
 /// # Errors
 /// The PV has no source of those plugins.
-pub fn translate_pv(pv: &core::PersistentVolume) -> Result<core::PersistentVolume, String> {
+pub fn translate_pv(pv: &core::PersistentVolume) -> Result<core::PersistentVolume, VolumeError> {
     let mut out = pv.clone();
     let spec = out.spec.get_or_insert_with(Default::default);
     let (driver, handle, topology_key) = if let Some(ebs) = spec.aws_elastic_block_store.take() {
@@ -370,7 +371,7 @@ pub fn translate_pv(pv: &core::PersistentVolume) -> Result<core::PersistentVolum
             "topology.cinder.csi.openstack.org/zone",
         )
     } else {
-        return Err("pv is nil or no supported in-tree source defined on pv".into());
+        return Err(VolumeError::NoInTreeSource);
     };
     spec.csi = Some(core::CSIPersistentVolumeSource {
         driver: driver.into(),

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use super::error::VolumeError;
 use crate::labels::{LabelSelector, Labels, NodeSelector};
 use crate::quantity;
 
@@ -199,8 +200,12 @@ pub const ERR_NO_MATCHING_TERMS: &str = "no matching NodeSelectorTerms";
 /// `metadata.name` with `In` never matches, as upstream builds the node from labels alone).
 ///
 /// # Errors
-/// [`ERR_NO_MATCHING_TERMS`] when the affinity does not match.
-pub fn check_node_affinity(pv: &core::PersistentVolume, labels: &Labels) -> Result<(), String> {
+/// [`VolumeError::NoMatchingTerms`] ([`ERR_NO_MATCHING_TERMS`]) when the affinity does not
+/// match.
+pub fn check_node_affinity(
+    pv: &core::PersistentVolume,
+    labels: &Labels,
+) -> Result<(), VolumeError> {
     let Some(required) = pv
         .spec
         .as_ref()
@@ -212,7 +217,7 @@ pub fn check_node_affinity(pv: &core::PersistentVolume, labels: &Labels) -> Resu
     if NodeSelector::compile(required).matches("", labels) {
         Ok(())
     } else {
-        Err(ERR_NO_MATCHING_TERMS.to_string())
+        Err(VolumeError::NoMatchingTerms)
     }
 }
 
@@ -250,15 +255,15 @@ pub fn find_matching_volume<'a>(
     node_labels: Option<&Labels>,
     excluded: &HashSet<String>,
     delay_binding: bool,
-) -> Result<Option<Arc<core::PersistentVolume>>, String> {
+) -> Result<Option<Arc<core::PersistentVolume>>, VolumeError> {
     let requested = claim_request_bytes(claim);
     let requested_class = claim_class(claim);
     let selector = match claim.spec.as_ref().and_then(|s| s.selector.as_ref()) {
-        Some(sel) => Some(LabelSelector::from_label_selector(sel).map_err(|e| {
-            format!(
-                "error creating internal label selector for claim: {}: {e}",
-                pvc_key(claim)
-            )
+        Some(sel) => Some(LabelSelector::from_label_selector(sel).map_err(|source| {
+            VolumeError::ClaimSelector {
+                key: pvc_key(claim),
+                source,
+            }
         })?),
         None => None,
     };
@@ -366,7 +371,7 @@ pub fn get_bind_volume_to_claim(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::volume::index::testutil::{make_pv, make_pvc};
+    use crate::volume::testutil::{make_pv, make_pvc};
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
         pairs

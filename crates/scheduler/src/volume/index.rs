@@ -29,6 +29,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use super::error::VolumeError;
 use super::helpers::{
     ANN_BIND_COMPLETED, ANN_SELECTED_NODE, claim_key, get_bind_volume_to_claim, pv_class, pvc_key,
     resource_version,
@@ -66,19 +67,23 @@ impl<T> Entry<T> {
 /// latest one ("is out of sync"), in upstream's words.
 fn assume<T: Metadata<Ty = ObjectMeta>>(
     map: &mut HashMap<String, Entry<T>>,
-    kind: &str,
+    kind: &'static str,
     key: &str,
     obj: T,
-) -> Result<(), String> {
-    let slot = map
-        .get_mut(key)
-        .ok_or_else(|| format!("could not find v1.{kind} {key:?}"))?;
+) -> Result<(), VolumeError> {
+    let slot = map.get_mut(key).ok_or_else(|| VolumeError::NotInCache {
+        kind,
+        key: key.to_string(),
+    })?;
     let stored = resource_version(slot.latest().metadata());
     let new = resource_version(obj.metadata());
     if new < stored {
-        return Err(format!(
-            "v1.{kind} {key:?} is out of sync (stored: {stored}, assume: {new})"
-        ));
+        return Err(VolumeError::OutOfSync {
+            kind,
+            key: key.to_string(),
+            stored,
+            assume: new,
+        });
     }
     slot.assumed = Some(Arc::new(obj));
     Ok(())
@@ -311,7 +316,7 @@ impl VolumeIndex {
     ///
     /// # Errors
     /// The PV is unknown, or older than the stored one.
-    pub fn assume_pv(&mut self, pv: core::PersistentVolume) -> Result<(), String> {
+    pub fn assume_pv(&mut self, pv: core::PersistentVolume) -> Result<(), VolumeError> {
         let name = pv.metadata.name.clone().unwrap_or_default();
         assume(&mut self.pvs, "PersistentVolume", &name, pv)
     }
@@ -320,7 +325,7 @@ impl VolumeIndex {
     ///
     /// # Errors
     /// The claim is unknown, or older than the stored one.
-    pub fn assume_pvc(&mut self, pvc: core::PersistentVolumeClaim) -> Result<(), String> {
+    pub fn assume_pvc(&mut self, pvc: core::PersistentVolumeClaim) -> Result<(), VolumeError> {
         let key = pvc_key(&pvc);
         assume(&mut self.pvcs, "PersistentVolumeClaim", &key, pvc)
     }
@@ -363,7 +368,7 @@ impl VolumeIndex {
     // ---- pod volume assumptions (Reserve / Unreserve) ----
 
     /// The index's half of `AssumePodVolumes` (Reserve; the binder's
-    /// [`crate::volume::assume_pod_volumes`] first checks whether the pod's claims are all bound
+    /// [`crate::volume::binder::assume_pod_volumes`] first checks whether the pod's claims are all bound
     /// already): lay the bindings and provisionings of `volumes` over the index — each chosen PV
     /// gets its claim as `claimRef`, each claim to provision gets
     /// `volume.kubernetes.io/selected-node: <node>` — so the next pods see them taken, and
@@ -376,7 +381,7 @@ impl VolumeIndex {
         pod_key: String,
         node: &str,
         volumes: &PodVolumes,
-    ) -> Result<AssumedPodVolumes, String> {
+    ) -> Result<AssumedPodVolumes, VolumeError> {
         let mut out = PodVolumes::default();
         for b in &volumes.static_bindings {
             let (new_pv, dirty) = get_bind_volume_to_claim(&b.pv, &b.pvc);
@@ -479,143 +484,11 @@ impl VolumeIndex {
     }
 }
 
-/// Object builders shaped like the helpers of upstream's volume tests (`makePV`, `makePVC`,
-/// storage classes).
-#[cfg(test)]
-pub(crate) mod testutil {
-    #![allow(clippy::unwrap_used, dead_code, missing_docs)]
-
-    use std::collections::BTreeMap;
-
-    use k8s_openapi::api::core::v1 as core;
-    use k8s_openapi::api::storage::v1 as storage;
-    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-    use crate::volume::helpers::ANN_BIND_COMPLETED;
-
-    /// `makePV(name, className)` with a capacity: phase Available.
-    pub fn make_pv(name: &str, class: &str, capacity: &str) -> core::PersistentVolume {
-        core::PersistentVolume {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                ..Default::default()
-            },
-            spec: Some(core::PersistentVolumeSpec {
-                storage_class_name: Some(class.into()),
-                capacity: (!capacity.is_empty())
-                    .then(|| BTreeMap::from([("storage".to_string(), Quantity(capacity.into()))])),
-                ..Default::default()
-            }),
-            status: Some(core::PersistentVolumeStatus {
-                phase: Some("Available".into()),
-                ..Default::default()
-            }),
-        }
-    }
-
-    /// `makePVC(name, boundPVName, storageClassName)` in namespace `default`, with an optional
-    /// storage request; a bound claim gets the bind-completed annotation.
-    pub fn make_pvc(
-        name: &str,
-        bound_pv: &str,
-        class: &str,
-        request: Option<&str>,
-    ) -> core::PersistentVolumeClaim {
-        let mut pvc = core::PersistentVolumeClaim {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                namespace: Some("default".into()),
-                ..Default::default()
-            },
-            spec: Some(core::PersistentVolumeClaimSpec {
-                storage_class_name: Some(class.into()),
-                resources: request.map(|r| core::VolumeResourceRequirements {
-                    requests: Some(BTreeMap::from([(
-                        "storage".to_string(),
-                        Quantity(r.into()),
-                    )])),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
-            status: None,
-        };
-        if !bound_pv.is_empty() {
-            pvc.spec.as_mut().unwrap().volume_name = Some(bound_pv.into());
-            pvc.metadata.annotations = Some(BTreeMap::from([(
-                ANN_BIND_COMPLETED.to_string(),
-                "true".to_string(),
-            )]));
-        }
-        pvc
-    }
-
-    /// A StorageClass with a binding mode (`None` leaves it unset) and provisioner.
-    pub fn make_sc(name: &str, mode: Option<&str>, provisioner: &str) -> storage::StorageClass {
-        storage::StorageClass {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                ..Default::default()
-            },
-            provisioner: provisioner.into(),
-            volume_binding_mode: mode.map(str::to_string),
-            ..Default::default()
-        }
-    }
-
-    /// `setPVNodeAffinity(pv, {key: values})`: one term, `key In values` per entry.
-    pub fn with_node_affinity(
-        mut pv: core::PersistentVolume,
-        exprs: &[(&str, &[&str])],
-    ) -> core::PersistentVolume {
-        pv.spec.as_mut().unwrap().node_affinity = Some(core::VolumeNodeAffinity {
-            required: Some(core::NodeSelector {
-                node_selector_terms: vec![core::NodeSelectorTerm {
-                    match_expressions: Some(
-                        exprs
-                            .iter()
-                            .map(|(k, v)| core::NodeSelectorRequirement {
-                                key: k.to_string(),
-                                operator: "In".into(),
-                                values: Some(v.iter().map(|s| s.to_string()).collect()),
-                            })
-                            .collect(),
-                    ),
-                    match_fields: None,
-                }],
-            }),
-        });
-        pv
-    }
-
-    /// `pv.spec.claimRef` pointing at `default/<claim>`.
-    pub fn with_claim_ref(mut pv: core::PersistentVolume, claim: &str) -> core::PersistentVolume {
-        pv.spec.as_mut().unwrap().claim_ref = Some(core::ObjectReference {
-            name: Some(claim.into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        });
-        pv
-    }
-
-    /// Labels on an object's metadata.
-    pub fn with_labels(mut meta: ObjectMeta, labels: &[(&str, &str)]) -> ObjectMeta {
-        meta.labels = Some(
-            labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        );
-        meta
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::testutil::*;
     use super::*;
+    use crate::volume::testutil::*;
 
     fn rv(mut pv: core::PersistentVolume, v: &str) -> core::PersistentVolume {
         pv.metadata.resource_version = Some(v.into());
@@ -666,7 +539,8 @@ mod tests {
             .assume_pv(rv(make_pv("pv1", "sc", "1Gi"), "4"))
             .unwrap_err();
         assert!(
-            err.contains("is out of sync (stored: 5, assume: 4)"),
+            err.to_string()
+                .contains("is out of sync (stored: 5, assume: 4)"),
             "{err}"
         );
         // A newer informer update replaces the assumption.

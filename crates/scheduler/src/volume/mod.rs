@@ -10,11 +10,13 @@
 
 pub mod binder;
 pub mod csi;
+mod error;
 pub mod helpers;
-pub mod index;
-pub mod refs;
+mod index;
+mod refs;
+#[cfg(test)]
+pub(crate) mod testutil;
 
-pub use binder::assume_pod_volumes;
-pub use csi::MigrationGates;
+pub use error::VolumeError;
 pub use index::{AssumedPodVolumes, BindingInfo, PodVolumes, VolumeIndex};
 pub use refs::{InlineVolume, PodVolumeRefs, VolumeRef};

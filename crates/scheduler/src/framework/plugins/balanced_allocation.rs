@@ -6,7 +6,7 @@
 //! it with a standard-deviation formula that this plugin does not use.
 
 use super::cpu_mem_alloc_req;
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{CycleState, HotScorer, MAX_NODE_SCORE, PodInfo, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
 

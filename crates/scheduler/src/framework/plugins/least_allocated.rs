@@ -5,7 +5,7 @@
 //! Follows `pkg/scheduler/framework/plugins/noderesources/least_allocated.go` (v1.22).
 
 use super::{average_over_allocatable, cpu_mem_alloc_req};
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{CycleState, HotScorer, PodInfo, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
 

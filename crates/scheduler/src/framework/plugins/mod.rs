@@ -31,31 +31,7 @@ pub(crate) mod testutil;
 #[cfg(test)]
 pub(crate) mod testutil_topology;
 
-pub use balanced_allocation::BalancedAllocation;
-pub use gpu_share::GpuShare;
-pub use image_locality::ImageLocality;
-pub use inter_pod_affinity::InterPodAffinity;
-pub use least_allocated::LeastAllocated;
-pub use most_allocated::MostAllocated;
-pub use node_affinity::NodeAffinity;
-pub use node_label::NodeLabel;
-pub use node_name::NodeName;
-pub use node_ports::NodePorts;
-pub use node_prefer_avoid_pods::NodePreferAvoidPods;
-pub use node_resources_fit::NodeResourcesFit;
-pub use node_unschedulable::NodeUnschedulable;
-pub use node_volume_limits::NodeVolumeLimits;
-pub use non_csi_limits::{NonCsiLimits, VolumeType};
-pub use pod_topology_spread::PodTopologySpread;
-pub use requested_to_capacity_ratio::RequestedToCapacityRatio;
-pub use selector_spread::SelectorSpread;
-pub use service_affinity::ServiceAffinity;
-pub use taint_toleration::TaintToleration;
-pub use volume_binding::VolumeBinding;
-pub use volume_restrictions::VolumeRestrictions;
-pub use volume_zone::VolumeZone;
-
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{PodInfo, Status};
 use crate::snapshot::Snapshot;
 

@@ -11,8 +11,8 @@
 
 use k8s_openapi::api::core::v1 as core;
 
+use crate::framework::NodeInfo;
 use crate::framework::plugins::helper::default_normalize_score;
-use crate::framework::types::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, ScoreMode, ScorePlugin, Status};
 use crate::labels::NodeSelectorTerm;
 use crate::snapshot::Snapshot;

@@ -7,7 +7,7 @@
 //! (v1.21/v1.22 copy, index id 72569300: a Filter or Score with no configured labels passes /
 //! scores 0). Arguments: [`NodeLabelArgs`].
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{
     Code, CycleState, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status,
 };

@@ -1,7 +1,7 @@
 //! `NodeName` (legacy predicate `HostName`): a pod that names a node in `spec.nodeName` fits only
 //! that node. Follows `pkg/scheduler/framework/plugins/nodename` (v1.22).
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 

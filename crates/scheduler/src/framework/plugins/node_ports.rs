@@ -3,7 +3,7 @@
 //! either is `0.0.0.0`. Follows `pkg/scheduler/framework/plugins/nodeports` (v1.22) and
 //! `HostPortInfo.CheckConflict`.
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 

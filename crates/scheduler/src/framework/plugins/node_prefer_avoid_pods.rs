@@ -9,7 +9,7 @@
 //! `v1helper.GetAvoidPodsFromNodeAnnotations`. The annotation is parsed once per node
 //! ([`NodeInfo::prefer_avoid_pods`]), not per pod and node.
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
 
@@ -118,7 +118,7 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{NodeB, PodB, node, pod};
-    use crate::framework::types::{ANNOTATION_PREFER_AVOID_PODS, parse_prefer_avoid_pods};
+    use crate::framework::{ANNOTATION_PREFER_AVOID_PODS, parse_prefer_avoid_pods};
 
     const ANNOTATIONS1: &str = r#"
 							{

@@ -5,8 +5,8 @@
 
 use std::borrow::Cow;
 
-use crate::framework::types::{NodeInfo, is_extended_resource_name};
 use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
+use crate::framework::{NodeInfo, is_extended_resource_name};
 use crate::snapshot::NodeHot;
 
 /// Plugin name.

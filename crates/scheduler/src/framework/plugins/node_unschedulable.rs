@@ -2,8 +2,8 @@
 //! `spec.unschedulable: true` accepts only pods tolerating `node.kubernetes.io/unschedulable`
 //! with effect `NoSchedule`. Follows `pkg/scheduler/framework/plugins/nodeunschedulable` (v1.22).
 
-use crate::framework::types::{NodeInfo, Taint, TaintEffect};
 use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
+use crate::framework::{NodeInfo, Taint, TaintEffect};
 use crate::snapshot::NodeHot;
 
 /// Plugin name.

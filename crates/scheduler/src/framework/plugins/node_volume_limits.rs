@@ -31,7 +31,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 use crate::volume::csi::{self, MigrationGates};
@@ -264,7 +264,7 @@ mod tests {
     use super::*;
     use crate::framework::plugins::testutil::{PodB, filter_via_batch, node, outcome, pod, want};
     use crate::volume::helpers::MIGRATED_PLUGINS_ANNOTATION;
-    use crate::volume::index::testutil::make_sc;
+    use crate::volume::testutil::make_sc;
 
     const EBS_CSI: &str = csi::AWS_EBS_DRIVER;
     const GCE_CSI: &str = csi::GCE_PD_DRIVER;

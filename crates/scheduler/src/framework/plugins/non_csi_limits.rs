@@ -34,7 +34,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 use crate::volume::csi::{self, MigrationGates};
@@ -370,7 +370,7 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{PodB, filter_via_batch, node, outcome, pod, want};
-    use crate::volume::index::testutil::make_sc;
+    use crate::volume::testutil::make_sc;
 
     fn ebs(id: &str) -> core::Volume {
         core::Volume {

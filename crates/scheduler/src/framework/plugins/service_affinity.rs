@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{
     Code, CycleState, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status,
 };

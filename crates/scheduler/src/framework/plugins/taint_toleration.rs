@@ -10,11 +10,11 @@
 //! toleration for that effect (which tolerates them all), the PreScore answers `Uniform(100)`.
 
 use crate::framework::plugins::helper::default_normalize_score;
-use crate::framework::types::{NodeInfo, TaintEffect, Toleration, TolerationOperator};
 use crate::framework::{
     Code, CycleState, FastCheck, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin,
     Status,
 };
+use crate::framework::{NodeInfo, TaintEffect, Toleration, TolerationOperator};
 use crate::snapshot::{NodeHot, Snapshot};
 
 /// Plugin name.

@@ -10,8 +10,8 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
-use crate::framework::types::{NodeInfo, PodInfo};
 use crate::framework::{Code, CycleState, FilterPlugin, ScorePlugin, Status};
+use crate::framework::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
 fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {

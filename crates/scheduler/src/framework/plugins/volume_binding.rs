@@ -32,13 +32,14 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as core;
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Reservation, Status};
 use crate::snapshot::Snapshot;
 use crate::volume::binder::{
     ERR_UNBOUND_IMMEDIATE_PVC, NodeRef, find_pod_volumes, get_pod_volumes, pod_has_pvcs,
 };
-use crate::volume::{MigrationGates, PodVolumes, VolumeIndex};
+use crate::volume::csi::MigrationGates;
+use crate::volume::{PodVolumes, VolumeError, VolumeIndex};
 
 /// Plugin name.
 pub const NAME: &str = "VolumeBinding";
@@ -67,7 +68,11 @@ struct State {
 }
 
 impl VolumeBinding {
-    fn find(&self, s: &State, node: &NodeInfo) -> Result<(PodVolumes, Vec<&'static str>), String> {
+    fn find(
+        &self,
+        s: &State,
+        node: &NodeInfo,
+    ) -> Result<(PodVolumes, Vec<&'static str>), VolumeError> {
         find_pod_volumes(
             &s.index,
             self.gates,
@@ -92,13 +97,13 @@ impl FilterPlugin for VolumeBinding {
         }
         let index = snapshot.volumes().clone();
         match pod_has_pvcs(&index, pod) {
-            Err(e) => return Status::new(Code::UnschedulableAndUnresolvable, e),
+            Err(e) => return Status::new(Code::UnschedulableAndUnresolvable, e.to_string()),
             Ok(false) => return Status::skip(),
             Ok(true) => {}
         }
         let claims = match get_pod_volumes(&index, pod) {
             Ok(c) => c,
-            Err(e) => return Status::error(e),
+            Err(e) => return Status::error(e.to_string()),
         };
         if !claims.immediate.is_empty() {
             return Status::new(
@@ -122,7 +127,7 @@ impl FilterPlugin for VolumeBinding {
             return Status::error("VolumeBinding: no PreFilter state");
         };
         match self.find(s, node) {
-            Err(e) => Status::error(e),
+            Err(e) => Status::error(e.to_string()),
             Ok((_, reasons)) if reasons.is_empty() => Status::success(),
             Ok((_, reasons)) => Status {
                 code: Code::UnschedulableAndUnresolvable,
@@ -141,7 +146,9 @@ impl FilterPlugin for VolumeBinding {
         let Some(s) = state.read::<State>(NAME) else {
             return Ok(None);
         };
-        let (volumes, _) = self.find(s, node).map_err(Status::error)?;
+        let (volumes, _) = self
+            .find(s, node)
+            .map_err(|e| Status::error(e.to_string()))?;
         Ok(Some(Reservation::Volumes(Arc::new(volumes))))
     }
 }
@@ -156,7 +163,7 @@ mod tests {
         ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT, ERR_REASON_PV_NOT_EXIST,
     };
     use crate::volume::helpers::WAIT_FOR_FIRST_CONSUMER;
-    use crate::volume::index::testutil::{make_pv, make_pvc, make_sc, with_node_affinity};
+    use crate::volume::testutil::{make_pv, make_pvc, make_sc, with_node_affinity};
 
     const HOSTNAME: &str = "kubernetes.io/hostname";
     const WAIT_SC: &str = "wait-sc";
@@ -441,7 +448,7 @@ mod tests {
     /// (`volumes_mut`) does not copy it.
     #[test]
     fn volume_filters_cost_nothing_for_pods_without_volumes_and_index_is_not_copied() {
-        use crate::framework::runtime::Framework;
+        use crate::framework::Framework;
         use crate::schedule_one::Algorithm;
         let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
         let volume_filters = [
@@ -502,7 +509,8 @@ mod tests {
         );
         let before = Arc::as_ptr(snap.volumes());
         let Reservation::Volumes(v) = &r.reservations[0];
-        crate::volume::assume_pod_volumes(snap.volumes_mut(), &with_claim, &r.node, v).unwrap();
+        crate::volume::binder::assume_pod_volumes(snap.volumes_mut(), &with_claim, &r.node, v)
+            .unwrap();
         assert_eq!(
             Arc::as_ptr(snap.volumes()),
             before,

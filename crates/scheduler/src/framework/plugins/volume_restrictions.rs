@@ -3,7 +3,7 @@
 //! mount it read-only (GCE PD, RBD, iSCSI). Follows
 //! `pkg/scheduler/framework/plugins/volumerestrictions` (v1.22, `isVolumeConflict`).
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 

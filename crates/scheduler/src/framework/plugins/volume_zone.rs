@@ -22,7 +22,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::framework::types::NodeInfo;
+use crate::framework::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 use crate::volume::helpers::{WAIT_FOR_FIRST_CONSUMER, claim_class, claim_volume_name};
@@ -193,7 +193,7 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{PodB, filter_via_batch, node, outcome, pod, want};
-    use crate::volume::index::testutil::make_sc;
+    use crate::volume::testutil::make_sc;
 
     const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
     const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";

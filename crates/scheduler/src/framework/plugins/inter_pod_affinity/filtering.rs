@@ -3,9 +3,9 @@
 use std::borrow::Cow;
 
 use super::{InterPodAffinity, NAME, TopologyCounts, add_count, count_of};
+use crate::framework::AffinityTerm;
+use crate::framework::NodeInfo;
 use crate::framework::plugins::retain_passing;
-use crate::framework::topology_terms::AffinityTerm;
-use crate::framework::types::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 

@@ -1,9 +1,9 @@
 //! InterPodAffinity PreScore, Score and NormalizeScore (v1.22 `interpodaffinity/scoring.go`).
 
 use super::{InterPodAffinity, NAME, TopologyCounts, add_count};
+use crate::framework::NodeInfo;
 use crate::framework::plugins::score_feasible;
-use crate::framework::topology_terms::{AffinityTerm, WeightedAffinityTerm};
-use crate::framework::types::NodeInfo;
+use crate::framework::{AffinityTerm, WeightedAffinityTerm};
 use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
 use crate::labels::Labels;
 use crate::snapshot::Snapshot;

@@ -1,10 +1,10 @@
 //! PodTopologySpread PreFilter and Filter (v1.22 `podtopologyspread/filtering.go`).
 
 use super::{NAME, PairCounts, PodTopologySpread, count_pods_match_selector, node_has_all_keys};
+use crate::framework::NodeInfo;
 use crate::framework::plugins::{node_affinity, retain_passing};
-use crate::framework::topology_terms::{SpreadConstraint, WhenUnsatisfiable};
-use crate::framework::types::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{SpreadConstraint, WhenUnsatisfiable};
 use crate::snapshot::Snapshot;
 
 /// `ErrReasonConstraintsNotMatch`.

@@ -31,9 +31,9 @@ mod scoring;
 
 pub use filtering::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH};
 
+use crate::framework::NodeInfo;
 use crate::framework::PodInfo;
-use crate::framework::topology_terms::{Selector, SpreadConstraint, WhenUnsatisfiable};
-use crate::framework::types::NodeInfo;
+use crate::framework::{Selector, SpreadConstraint, WhenUnsatisfiable};
 use crate::labels::Labels;
 use crate::snapshot::Snapshot;
 

@@ -1,0 +1,371 @@
+//! Round trip Policy → `KubeSchedulerConfiguration` → scheduling, for every Policy of the
+//! compatibility corpus (`config/policies/pass`) that kube-scheduler v1.22 accepts:
+//! `policy convert` (here [`convert_policy`] and the YAML it prints) then `--config` (here
+//! [`parse_config`]) must schedule exactly as the Policy does, on the bundled demo cluster
+//! (every pod's outcome, message, per-node diagnosis, per-node total and per-plugin scores) and
+//! on the openb default trace (its first 500 pods on all 1,213 GPU nodes: placements, GPU
+//! devices, messages).
+//!
+//! What a version cannot express is left out by the conversion and reported (see
+//! `scheduler::config`); the reference for such a Policy is then the Policy's own resolution
+//! without exactly the reported plugins, so the test also proves that the warnings name
+//! everything that changes. For the Policies the conversion reports nothing about, the
+//! reference is the Policy itself. Plugin *names* in score breakdowns differ by design (the
+//! Policy path shows priority names, the configuration path plugin names), so scores are
+//! compared in plugin order without names.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use scheduler::config::{ConfigVersion, REMOVED_PLUGINS, convert_policy, parse_config};
+use scheduler::policy::{self, FeatureGates, LoadedPolicy, ResolvedPolicy, ResourceSpec};
+use scheduler::profile::Profile;
+use scheduler::sim::{self, Cluster, PodOutcome, SimProfile, Simulation, SimulationConfig};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn corpus() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("config/policies/pass"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().contains(".expected."))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20);
+    files
+}
+
+fn load(path: &PathBuf) -> LoadedPolicy {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut l = policy::parse_policy(&path.display().to_string(), &text).unwrap();
+    l.resolved = l.resolved.with_feature_gates(&FeatureGates::default());
+    l
+}
+
+/// The Policy's resolution without what converting to `v` reports as left out: the plugins
+/// the version lacks, the resource scorers after the first (one NodeResourcesFit strategy),
+/// `alwaysCheckAllPredicates`; an empty RequestedToCapacityRatio resource list becomes
+/// NodeResourcesFit's default cpu:1, memory:1.
+fn expected(l: &LoadedPolicy, v: ConfigVersion, warnings: &[String]) -> ResolvedPolicy {
+    let mut r = l.resolved.clone();
+    let removed = |p: &str| {
+        REMOVED_PLUGINS
+            .iter()
+            .any(|(n, since, _)| *n == p && v >= *since)
+    };
+    r.filters.retain(|f| !removed(f.plugin));
+    r.scores.retain(|s| !removed(s.plugin));
+    let scorers = [
+        "NodeResourcesLeastAllocated",
+        "NodeResourcesMostAllocated",
+        "RequestedToCapacityRatio",
+    ];
+    let mut first = None;
+    r.scores.retain(|s| {
+        if !scorers.contains(&s.plugin) {
+            return true;
+        }
+        first.get_or_insert(s.plugin) == &s.plugin
+    });
+    if let Some(a) = r.args.requested_to_capacity_ratio.as_mut()
+        && a.resources.is_empty()
+    {
+        a.resources = vec![
+            ResourceSpec {
+                name: "cpu".into(),
+                weight: 1,
+            },
+            ResourceSpec {
+                name: "memory".into(),
+                weight: 1,
+            },
+        ];
+    }
+    r.always_check_all_predicates = false;
+    // Every difference is announced.
+    let changed = r.filters.len() != l.resolved.filters.len()
+        || r.scores.len() != l.resolved.scores.len()
+        || r.args.requested_to_capacity_ratio != l.resolved.args.requested_to_capacity_ratio
+        || l.resolved.always_check_all_predicates;
+    assert_eq!(changed, !warnings.is_empty(), "{warnings:?}");
+    r
+}
+
+fn demo_cluster() -> Cluster {
+    let mut c = Cluster::default();
+    sim::files::read_cluster_file(&mut c, &root().join("config/demo-cluster.yaml")).unwrap();
+    c
+}
+
+fn openb_cluster() -> Cluster {
+    let dir = root().join("data/openb");
+    let mut c = Cluster::default();
+    sim::openb::read_nodes(&mut c, &dir.join("openb_node_list_gpu_node.csv")).unwrap();
+    let pods = std::fs::read_to_string(dir.join("openb_pod_list_default.csv")).unwrap();
+    let head: String = pods.lines().take(501).map(|l| format!("{l}\n")).collect();
+    sim::openb::parse_pods(
+        &mut c,
+        "openb_pod_list_default.csv",
+        &head,
+        "mini-scheduler",
+    )
+    .unwrap();
+    assert_eq!(c.pods.len(), 500);
+    c
+}
+
+/// Everything an outcome says, with score breakdowns reduced to their values in plugin order.
+type Comparable = (
+    String,
+    String,
+    Option<String>,
+    String,
+    Option<Vec<u32>>,
+    Option<Vec<(String, Vec<String>)>>,
+    Option<Vec<(String, i64, Vec<i64>)>>,
+);
+
+fn comparable(p: &PodOutcome) -> Comparable {
+    (
+        format!("{}/{}", p.namespace, p.name),
+        format!("{:?}", p.status),
+        p.node.clone(),
+        p.message.clone(),
+        p.gpu_indexes.clone(),
+        p.diagnosis
+            .as_ref()
+            .map(|d| d.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        p.scores.as_ref().map(|s| {
+            s.iter()
+                .map(|(n, j)| (n.clone(), j.total, j.plugins.values().copied().collect()))
+                .collect()
+        }),
+    )
+}
+
+fn run(cluster: Cluster, profiles: Vec<SimProfile>, explain: bool) -> Vec<Comparable> {
+    let cfg = SimulationConfig {
+        scheduler_name: "mini-scheduler".into(),
+        seed: 7,
+        percentage_of_nodes_to_score: 0,
+        explain,
+    };
+    Simulation::with_profiles(cluster, profiles, &cfg)
+        .unwrap()
+        .map(|o| comparable(&o))
+        .collect()
+}
+
+fn profile(policy: ResolvedPolicy, pct: Option<i32>) -> Vec<SimProfile> {
+    vec![SimProfile {
+        scheduler_name: "mini-scheduler".into(),
+        profile: Profile::from_resolved(policy, "test").unwrap(),
+        percentage_of_nodes_to_score: pct,
+    }]
+}
+
+/// Score values are compared in plugin order without names: the Policy path orders a node's
+/// breakdown by priority name, the configuration path by plugin name. Sort both.
+fn normalize(mut v: Vec<Comparable>) -> Vec<Comparable> {
+    for c in &mut v {
+        if let Some(s) = c.6.as_mut() {
+            for (_, _, values) in s.iter_mut() {
+                values.sort_unstable();
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn every_corpus_policy_schedules_the_same_through_its_configuration() {
+    let mut lossless = 0;
+    for file in corpus() {
+        let name = file.display().to_string();
+        let loaded = load(&file);
+        for v in ConfigVersion::ALL {
+            let conv = convert_policy(&loaded, &name, v, "mini-scheduler").unwrap();
+            let yaml = conv.to_yaml();
+            let config = parse_config(&format!("{name}.{v}.yaml"), &yaml).unwrap_or_else(|e| {
+                panic!("{name} {v}: the converted file does not load:\n{e}\n{yaml}")
+            });
+            assert_eq!(config.version, v);
+            assert_eq!(config.profiles.len(), 1);
+            let p = &config.profiles[0];
+            assert_eq!(p.scheduler_name, "mini-scheduler");
+            let want = expected(&loaded, v, &conv.warnings);
+            if conv.warnings.is_empty() && v == ConfigVersion::V1beta2 {
+                lossless += 1;
+            }
+            // The same plugins, order, weights and arguments the scheduler builds from.
+            let plugins = |r: &ResolvedPolicy| {
+                (
+                    r.filters.iter().map(|f| f.plugin).collect::<Vec<_>>(),
+                    r.scores
+                        .iter()
+                        .map(|s| (s.plugin, s.weight))
+                        .collect::<Vec<_>>(),
+                    r.extenders.clone(),
+                    r.always_check_all_predicates,
+                )
+            };
+            assert_eq!(plugins(&p.resolved), plugins(&want), "{name} {v}");
+            let uses = |r: &ResolvedPolicy, plugin: &str| match plugin {
+                // The weight only matters to the score plugin.
+                "InterPodAffinity" => r.scores.iter().any(|s| s.plugin == plugin),
+                _ => r.has_plugin(plugin),
+            };
+            for (plugin, got, want_args) in [
+                (
+                    "RequestedToCapacityRatio",
+                    format!("{:?}", p.resolved.args.requested_to_capacity_ratio),
+                    format!("{:?}", want.args.requested_to_capacity_ratio),
+                ),
+                (
+                    "InterPodAffinity",
+                    format!("{:?}", p.resolved.args.inter_pod_affinity),
+                    format!("{:?}", want.args.inter_pod_affinity),
+                ),
+                (
+                    "PodTopologySpread",
+                    format!(
+                        "{:?}",
+                        p.resolved
+                            .args
+                            .pod_topology_spread
+                            .as_ref()
+                            .map(|a| a.defaulting_type)
+                    ),
+                    format!(
+                        "{:?}",
+                        Some(
+                            want.args
+                                .pod_topology_spread
+                                .as_ref()
+                                .map_or(policy::DefaultingType::List, |a| a.defaulting_type)
+                        )
+                    ),
+                ),
+                (
+                    "NodeResourcesFit",
+                    format!("{:?}", p.resolved.args.node_resources_fit),
+                    format!("{:?}", want.args.node_resources_fit),
+                ),
+            ] {
+                if uses(&want, plugin) {
+                    assert_eq!(got, want_args, "{name} {v} {plugin} args");
+                }
+            }
+            // Behaviour on the demo cluster, with every diagnosis and score.
+            let via_policy = run(demo_cluster(), profile(want.clone(), None), true);
+            let via_config = run(
+                demo_cluster(),
+                profile(p.resolved.clone(), p.percentage_of_nodes_to_score),
+                true,
+            );
+            assert_eq!(
+                normalize(via_config),
+                normalize(via_policy),
+                "{name} {v} demo"
+            );
+            if conv.warnings.is_empty() {
+                // Nothing left out: the reference is the Policy itself.
+                let original = run(demo_cluster(), profile(loaded.resolved.clone(), None), true);
+                let again = run(demo_cluster(), profile(p.resolved.clone(), None), true);
+                assert_eq!(
+                    normalize(again),
+                    normalize(original),
+                    "{name} {v} demo (lossless)"
+                );
+            }
+        }
+        // The openb default trace (first 500 pods), v1beta2 (the default target).
+        let conv =
+            convert_policy(&loaded, &name, ConfigVersion::V1beta2, "mini-scheduler").unwrap();
+        let config = parse_config(&name, &conv.to_yaml()).unwrap();
+        let want = expected(&loaded, ConfigVersion::V1beta2, &conv.warnings);
+        let via_policy = run(openb_cluster(), profile(want, None), false);
+        let via_config = run(
+            openb_cluster(),
+            profile(config.profiles[0].resolved.clone(), None),
+            false,
+        );
+        assert_eq!(via_config, via_policy, "{name} openb");
+    }
+    assert!(lossless >= 5, "{lossless}");
+}
+
+/// Two profiles routed by schedulerName over one cluster: each pod is scheduled with its
+/// profile's plugins, and they share the node state.
+#[test]
+fn two_profiles_route_pods_by_scheduler_name() {
+    let yaml = r#"
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: mini-scheduler
+  plugins:
+    multiPoint:
+      disabled: [{name: '*'}]
+    queueSort: {enabled: [{name: PrioritySort}]}
+    preFilter: {enabled: [{name: NodeResourcesFit}]}
+    filter: {enabled: [{name: NodeResourcesFit}, {name: TaintToleration}, {name: NodeUnschedulable}]}
+    score: {enabled: [{name: NodeResourcesFit}]}
+    bind: {enabled: [{name: DefaultBinder}]}
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated}}
+- schedulerName: default-scheduler
+"#;
+    let config = parse_config("two.yaml", yaml).unwrap();
+    assert_eq!(config.profiles.len(), 2);
+    let scores = |i: usize| -> Vec<&str> {
+        config.profiles[i]
+            .resolved
+            .scores
+            .iter()
+            .map(|s| s.plugin)
+            .collect()
+    };
+    assert_eq!(scores(0), ["NodeResourcesMostAllocated"]);
+    assert!(
+        scores(1).contains(&"NodeResourcesLeastAllocated"),
+        "{:?}",
+        scores(1)
+    );
+    let profiles: Vec<SimProfile> = config
+        .profiles
+        .iter()
+        .map(|p| SimProfile {
+            scheduler_name: p.scheduler_name.clone(),
+            profile: Profile::from_resolved(p.resolved.clone(), "two.yaml").unwrap(),
+            percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
+        })
+        .collect();
+    let out = run(demo_cluster(), profiles, true);
+    // The demo cluster's default-scheduler pod is scheduled by the second profile now.
+    let other = out
+        .iter()
+        .find(|c| c.0 == "default/other-scheduler")
+        .unwrap();
+    assert_eq!(other.1, "Scheduled", "{other:?}");
+    // Its score breakdown has the default profile's plugins (several), the first profile's pods
+    // one plugin only.
+    let breakdown_len = |c: &Comparable| {
+        c.6.as_ref()
+            .and_then(|s| s.first())
+            .map(|(_, _, v)| v.len())
+    };
+    assert!(breakdown_len(other).unwrap() > 1);
+    let first = out
+        .iter()
+        .find(|c| {
+            c.1 == "Scheduled"
+                && c.0 != "default/other-scheduler"
+                && c.6.as_ref().is_some_and(|s| s.len() > 1)
+        })
+        .unwrap();
+    assert_eq!(breakdown_len(first), Some(1), "{first:?}");
+}
