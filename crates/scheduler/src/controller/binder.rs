@@ -14,8 +14,8 @@ use tracing::warn;
 
 use super::ratelimit::RateLimiter;
 use crate::extender::{Extender, ExtenderBindingArgs};
+use crate::framework::ANNOTATION_GPU_INDEXES;
 use crate::framework::PodInfo;
-use crate::framework::types::ANNOTATION_GPU_INDEXES;
 
 /// Binding annotation: the identity of the replica that bound the pod.
 pub const ANNOTATION_SCHEDULED_BY: &str = "mini-scheduler.io/scheduled-by";
