@@ -155,12 +155,21 @@ async fn failed_bindings_and_status_patches_are_requeued_and_bound_once() {
             })
     })
     .await;
-    let status_codes: Vec<u16> = api
-        .writes()
-        .iter()
-        .filter(|w| w.subresource.as_deref() == Some("status") && w.name.as_deref() == Some("big"))
-        .map(|w| w.code)
-        .collect();
+    // The status patch follows the event (same background task): wait for it too.
+    let status_codes = || -> Vec<u16> {
+        api.writes()
+            .iter()
+            .filter(|w| {
+                w.subresource.as_deref() == Some("status") && w.name.as_deref() == Some("big")
+            })
+            .map(|w| w.code)
+            .collect()
+    };
+    wait_for("the PodScheduled patch of big", WAIT, || {
+        !status_codes().is_empty()
+    })
+    .await;
+    let status_codes = status_codes();
     assert_eq!(status_codes.first(), Some(&429), "{status_codes:?}");
     Api::<Node>::all(api.client(TESTER))
         .create(&PostParams::default(), &node("n2", "4"))

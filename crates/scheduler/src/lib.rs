@@ -1,7 +1,9 @@
 //! mini-scheduler's scheduling core: the framework and its plugins, the legacy Policy loader,
-//! the cluster snapshot and the scheduling algorithm, and `simulate` over cluster files.
+//! the profile built from it, the cluster snapshot, cache and queue, the scheduling algorithm,
+//! and `simulate` over cluster files; and cluster mode ([`controller`]).
 //!
-//! Everything here is synchronous and free of API calls; the kube edge lives in the binary.
+//! Everything but [`controller`] (the kube edge: watches, bindings, events) and the extenders'
+//! HTTP client is synchronous and free of API calls; see `docs/architecture.md`.
 //! Semantics follow kube-scheduler v1.22, the last release that read a Policy file, with scores
 //! on the framework scale 0..=100.
 

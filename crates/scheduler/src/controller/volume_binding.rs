@@ -34,7 +34,7 @@ use k8s_openapi::api::storage::v1 as storage;
 use kube::Client;
 use kube::api::{Api, PostParams};
 
-use super::RateLimiter;
+use super::ratelimit::RateLimiter;
 use crate::framework::PodInfo;
 use crate::labels::Labels;
 use crate::volume::AssumedPodVolumes;
