@@ -15,14 +15,41 @@ fn names_source(err: &str, source: &str) -> Result<(), TestCaseError> {
 }
 
 const POLICY_TOKENS: &[&str] = &[
-    "\"kind\"", "\"Policy\"", "\"apiVersion\"", "\"v1\"", "\"predicates\"", "\"priorities\"",
-    "\"name\"", "\"weight\"", "\"argument\"", "\"extenders\"", "\"urlPrefix\"",
-    "\"hardPodAffinitySymmetricWeight\"", "\"alwaysCheckAllPredicates\"", "\"labelsPresence\"",
-    "\"labels\"", "\"presence\"", "\"serviceAffinity\"", "\"requestedToCapacityRatioArguments\"",
-    "\"shape\"", "\"utilization\"", "\"score\"", "\"resources\"", "\"PodFitsResources\"",
-    "\"LeastRequestedPriority\"", "\"NodeLabelPriority\"", "\"RequestedToCapacityRatioPriority\"",
-    "\"EqualPriority\"", "\"MatchInterPodAffinity\"", "kind: Policy", "predicates:", "- name: ",
-    "weight: ", "argument:", "managedResources:", "ignoredByScheduler: true",
+    "\"kind\"",
+    "\"Policy\"",
+    "\"apiVersion\"",
+    "\"v1\"",
+    "\"predicates\"",
+    "\"priorities\"",
+    "\"name\"",
+    "\"weight\"",
+    "\"argument\"",
+    "\"extenders\"",
+    "\"urlPrefix\"",
+    "\"hardPodAffinitySymmetricWeight\"",
+    "\"alwaysCheckAllPredicates\"",
+    "\"labelsPresence\"",
+    "\"labels\"",
+    "\"presence\"",
+    "\"serviceAffinity\"",
+    "\"requestedToCapacityRatioArguments\"",
+    "\"shape\"",
+    "\"utilization\"",
+    "\"score\"",
+    "\"resources\"",
+    "\"PodFitsResources\"",
+    "\"LeastRequestedPriority\"",
+    "\"NodeLabelPriority\"",
+    "\"RequestedToCapacityRatioPriority\"",
+    "\"EqualPriority\"",
+    "\"MatchInterPodAffinity\"",
+    "kind: Policy",
+    "predicates:",
+    "- name: ",
+    "weight: ",
+    "argument:",
+    "managedResources:",
+    "ignoredByScheduler: true",
 ];
 
 #[test]
@@ -31,7 +58,10 @@ fn policy_json_and_yaml() {
     let mut seeds = repo_files("config", &["json"]);
     seeds.extend(repo_files("config/policies/pass", &["json", "yaml", "yml"]));
     seeds.extend(repo_files("config/policies/fail", &["json", "yaml", "yml"]));
-    assert!(seeds.len() > 40, "the policy corpus is the repository's policy files");
+    assert!(
+        seeds.len() > 40,
+        "the policy corpus is the repository's policy files"
+    );
     fuzz(&C, inputs(seeds, POLICY_TOKENS), |text| {
         match crate::policy::parse_policy("fuzz/policy-config-file", text) {
             Ok(loaded) => {
@@ -48,14 +78,50 @@ fn policy_json_and_yaml() {
 }
 
 const CLUSTER_TOKENS: &[&str] = &[
-    "kind: Node", "kind: Pod", "kind: List", "items:", "metadata:", "name: x", "namespace: ",
-    "spec:", "status:", "allocatable:", "capacity:", "cpu: ", "memory: ", "pods: ",
-    "nvidia.com/gpu: ", "containers:", "- name: c", "resources:", "requests:", "limits:",
-    "nodeName: ", "schedulerName: ", "affinity:", "nodeAffinity:", "podAntiAffinity:",
-    "topologySpreadConstraints:", "maxSkew: 0", "tolerations:", "taints:", "hostPort: ",
-    "labels:", "nodeSelector:", "initContainers:", "overhead:", "volumes:",
-    "persistentVolumeClaim:", "claimName: ", "priority: ", "1Ei", "-1", "100000000000000P",
-    "0.0001m", "apiVersion: v1", "\"kind\": \"Node\"",
+    "kind: Node",
+    "kind: Pod",
+    "kind: List",
+    "items:",
+    "metadata:",
+    "name: x",
+    "namespace: ",
+    "spec:",
+    "status:",
+    "allocatable:",
+    "capacity:",
+    "cpu: ",
+    "memory: ",
+    "pods: ",
+    "nvidia.com/gpu: ",
+    "containers:",
+    "- name: c",
+    "resources:",
+    "requests:",
+    "limits:",
+    "nodeName: ",
+    "schedulerName: ",
+    "affinity:",
+    "nodeAffinity:",
+    "podAntiAffinity:",
+    "topologySpreadConstraints:",
+    "maxSkew: 0",
+    "tolerations:",
+    "taints:",
+    "hostPort: ",
+    "labels:",
+    "nodeSelector:",
+    "initContainers:",
+    "overhead:",
+    "volumes:",
+    "persistentVolumeClaim:",
+    "claimName: ",
+    "priority: ",
+    "1Ei",
+    "-1",
+    "100000000000000P",
+    "0.0001m",
+    "apiVersion: v1",
+    "\"kind\": \"Node\"",
 ];
 
 #[test]
@@ -91,11 +157,34 @@ fn cluster_files() {
 }
 
 const CSV_TOKENS: &[&str] = &[
-    ",", ",,", "\n", "\"", "\"\"", "openb-node-0000", "openb-pod-0000", "P100", "V100M16", "T4",
-    "A10", "LS", "BE", "Running", "Pending", "1000", "0", "-5", "64000", "262144", "8", "460",
-    "1.5", "99999999999999999999", "sn,cpu_milli,memory_mib,gpu,model",
+    ",",
+    ",,",
+    "\n",
+    "\"",
+    "\"\"",
+    "openb-node-0000",
+    "openb-pod-0000",
+    "P100",
+    "V100M16",
+    "T4",
+    "A10",
+    "LS",
+    "BE",
+    "Running",
+    "Pending",
+    "1000",
+    "0",
+    "-5",
+    "64000",
+    "262144",
+    "8",
+    "460",
+    "1.5",
+    "99999999999999999999",
+    "sn,cpu_milli,memory_mib,gpu,model",
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time",
-    "V100M16|V100M32", "|",
+    "V100M16|V100M32",
+    "|",
 ];
 
 fn csv_head(file: &str, lines: usize) -> String {
@@ -123,7 +212,9 @@ fn openb_csvs() {
             names_source(&e.to_string(), "fuzz/nodes.csv")?;
         }
         let mut cluster = Cluster::default();
-        if let Err(e) = sim::openb::parse_pods(&mut cluster, "fuzz/pods.csv", text, "mini-scheduler") {
+        if let Err(e) =
+            sim::openb::parse_pods(&mut cluster, "fuzz/pods.csv", text, "mini-scheduler")
+        {
             names_source(&e.to_string(), "fuzz/pods.csv")?;
         }
         Ok(())
@@ -131,18 +222,56 @@ fn openb_csvs() {
 }
 
 const QUANTITY_TOKENS: &[&str] = &[
-    "0", "1", "9", ".", "+", "-", "e", "E", "i", "n", "u", "m", "k", "K", "M", "G", "T", "P",
-    "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "e18", "e-9", "E+3", "99999999999999999999", "0.000000001",
-    "1e308", "1e-308",
+    "0",
+    "1",
+    "9",
+    ".",
+    "+",
+    "-",
+    "e",
+    "E",
+    "i",
+    "n",
+    "u",
+    "m",
+    "k",
+    "K",
+    "M",
+    "G",
+    "T",
+    "P",
+    "Ki",
+    "Mi",
+    "Gi",
+    "Ti",
+    "Pi",
+    "Ei",
+    "e18",
+    "e-9",
+    "E+3",
+    "99999999999999999999",
+    "0.000000001",
+    "1e308",
+    "1e-308",
 ];
 
 #[test]
 fn quantities() {
     static C: Counter = Counter::new("quantities");
-    let seeds = ["1", "100m", "1.5Gi", "64Mi", "2e3", "0.5", "1Ki", "-1", "9223372036854775807"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let seeds = [
+        "1",
+        "100m",
+        "1.5Gi",
+        "64Mi",
+        "2e3",
+        "0.5",
+        "1Ki",
+        "-1",
+        "9223372036854775807",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     fuzz(&C, inputs(seeds, QUANTITY_TOKENS), |text| {
         let v = crate::quantity::value(text);
         let m = crate::quantity::milli_value(text);
@@ -165,10 +294,26 @@ fn quantities() {
 }
 
 const SELECTOR_TOKENS: &[&str] = &[
-    "\"matchLabels\"", "\"matchExpressions\"", "\"key\"", "\"operator\"", "\"values\"", "\"In\"",
-    "\"NotIn\"", "\"Exists\"", "\"DoesNotExist\"", "\"Gt\"", "\"Lt\"", "\"app\"", "\"\"",
-    "\"kubernetes.io/hostname\"", "\"a/b/c\"", "\"-x\"", "\"1\"", "\"nodeSelectorTerms\"",
-    "\"matchFields\"", "\"metadata.name\"",
+    "\"matchLabels\"",
+    "\"matchExpressions\"",
+    "\"key\"",
+    "\"operator\"",
+    "\"values\"",
+    "\"In\"",
+    "\"NotIn\"",
+    "\"Exists\"",
+    "\"DoesNotExist\"",
+    "\"Gt\"",
+    "\"Lt\"",
+    "\"app\"",
+    "\"\"",
+    "\"kubernetes.io/hostname\"",
+    "\"a/b/c\"",
+    "\"-x\"",
+    "\"1\"",
+    "\"nodeSelectorTerms\"",
+    "\"matchFields\"",
+    "\"metadata.name\"",
 ];
 
 #[test]
@@ -200,9 +345,20 @@ fn label_selectors() {
 }
 
 const EXTENDER_TOKENS: &[&str] = &[
-    "\"NodeNames\"", "\"nodenames\"", "\"Nodes\"", "\"items\"", "\"metadata\"", "\"Name\"",
-    "\"FailedNodes\"", "\"FailedAndUnresolvableNodes\"", "\"Error\"", "\"Host\"", "\"Score\"",
-    "1.5", "-9223372036854775809", "1e3",
+    "\"NodeNames\"",
+    "\"nodenames\"",
+    "\"Nodes\"",
+    "\"items\"",
+    "\"metadata\"",
+    "\"Name\"",
+    "\"FailedNodes\"",
+    "\"FailedAndUnresolvableNodes\"",
+    "\"Error\"",
+    "\"Host\"",
+    "\"Score\"",
+    "1.5",
+    "-9223372036854775809",
+    "1e3",
 ];
 
 #[test]

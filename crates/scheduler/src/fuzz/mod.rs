@@ -30,12 +30,54 @@ pub const DEFAULT_CASES: u32 = 2_000;
 /// Tokens every mutator may insert: syntax shared by JSON, YAML and CSV, and values that are
 /// hard on decoders.
 const COMMON_TOKENS: &[&str] = &[
-    "{", "}", "[", "]", "\"", ":", ",", "\n", " ", "  ", "-", ".", "'", "#", "\\", "\0", "\u{feff}",
-    "null", "true", "false", "0", "-1", "1e309", "-0", "9223372036854775807",
-    "9223372036854775808", "-9223372036854775808", "18446744073709551616", "1.5", "NaN",
-    "0x10", "~", "&a", "*a", "!!str", "<<: *a", "---", "...", "|", ">", "%YAML 1.2",
-    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "{\"a\":{\"a\":{\"a\":{",
-    "é", "\u{202e}", "💥", "\t", "\r\n",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    ":",
+    ",",
+    "\n",
+    " ",
+    "  ",
+    "-",
+    ".",
+    "'",
+    "#",
+    "\\",
+    "\0",
+    "\u{feff}",
+    "null",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "1e309",
+    "-0",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "18446744073709551616",
+    "1.5",
+    "NaN",
+    "0x10",
+    "~",
+    "&a",
+    "*a",
+    "!!str",
+    "<<: *a",
+    "---",
+    "...",
+    "|",
+    ">",
+    "%YAML 1.2",
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+    "{\"a\":{\"a\":{\"a\":{",
+    "é",
+    "\u{202e}",
+    "💥",
+    "\t",
+    "\r\n",
 ];
 
 /// Inputs decoded so far per fuzz test, for the summary line.
@@ -144,7 +186,9 @@ pub(crate) fn inputs(seeds: Vec<String>, tokens: &'static [&'static str]) -> Box
         0..n,
         proptest::collection::vec((any::<usize>(), any::<u8>(), any::<usize>()), 0..10),
     )
-        .prop_map(move |(i, edits)| mutate(seeds.get(i).map_or("", String::as_str), &edits, tokens));
+        .prop_map(move |(i, edits)| {
+            mutate(seeds.get(i).map_or("", String::as_str), &edits, tokens)
+        });
     let arbitrary = proptest::collection::vec(any::<char>(), 0..200)
         .prop_map(|cs| cs.into_iter().collect::<String>());
     prop_oneof![3 => mutated, 1 => arbitrary].boxed()
@@ -152,7 +196,11 @@ pub(crate) fn inputs(seeds: Vec<String>, tokens: &'static [&'static str]) -> Box
 
 /// Runs `check` on every input of `strategy`, counting them; panics (with the shrunk input) on
 /// the first failure.
-pub(crate) fn fuzz(counter: &Counter, strategy: BoxedStrategy<String>, check: impl Fn(&str) -> Result<(), TestCaseError>) {
+pub(crate) fn fuzz(
+    counter: &Counter,
+    strategy: BoxedStrategy<String>,
+    check: impl Fn(&str) -> Result<(), TestCaseError>,
+) {
     let start = Instant::now();
     let result = runner().run(&strategy, |input| counter.time(|| check(&input)));
     counter.report(start.elapsed());
@@ -163,7 +211,9 @@ pub(crate) fn fuzz(counter: &Counter, strategy: BoxedStrategy<String>, check: im
 
 /// Text files under `dir` (relative to the repository root) with one of `exts`.
 pub(crate) fn repo_files(dir: &str, exts: &[&str]) -> Vec<String> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(dir);
     let mut out = Vec::new();
     let mut paths: Vec<_> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
@@ -171,9 +221,7 @@ pub(crate) fn repo_files(dir: &str, exts: &[&str]) -> Vec<String> {
         .collect();
     paths.sort();
     for p in paths {
-        if exts
-            .iter()
-            .any(|x| p.extension().is_some_and(|e| e == *x))
+        if exts.iter().any(|x| p.extension().is_some_and(|e| e == *x))
             && let Ok(t) = std::fs::read_to_string(&p)
         {
             out.push(t);
