@@ -329,7 +329,7 @@ impl Cache {
     }
 
     /// Reserve for VolumeBinding: assume the pod's PV/PVC bindings on `node`
-    /// ([`VolumeIndex::assume_pod_volumes`](crate::volume::VolumeIndex::assume_pod_volumes)),
+    /// ([`assume_pod_volumes`](crate::volume::assume_pod_volumes)),
     /// so the next cycles see those PVs taken. [`Cache::forget_pod`] undoes it,
     /// [`Cache::finish_binding`] keeps it.
     ///
@@ -341,9 +341,7 @@ impl Cache {
         node: &str,
         volumes: &crate::volume::PodVolumes,
     ) -> Result<crate::volume::AssumedPodVolumes, String> {
-        self.snapshot
-            .volumes_mut()
-            .assume_pod_volumes(pod, node, volumes)
+        crate::volume::assume_pod_volumes(self.snapshot.volumes_mut(), pod, node, volumes)
     }
 
     // ---- pods ----
@@ -705,7 +703,7 @@ mod tests {
     /// Before the fix the record and the assumed PV stayed.
     #[test]
     fn forget_reverts_volumes_even_when_the_pod_is_no_longer_assumed() {
-        use crate::volume::binder::BindingInfo;
+        use crate::volume::BindingInfo;
         use crate::volume::index::testutil::{make_pv, make_pvc, make_sc};
         let mut c = cache_with(&["n1"]);
         c.volumes_mut()

@@ -120,8 +120,8 @@ fn run(steps: &[(u8, u32, u32)], gpus: &[u32]) -> Result<(), TestCaseError> {
     let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
     let mut algo = Algorithm::new(100, 7);
     let mut cache = Cache::new(Some(TTL));
-    let mut cpu_of = vec![4000u32; NODES];
-    let mut generation = vec![0u32; NODES];
+    let mut cpu_of = [4000u32; NODES];
+    let mut generation = [0u32; NODES];
     for i in 0..NODES {
         cache.add_node(node_info(i, gpus[i], cpu_of[i], 0));
     }

@@ -37,11 +37,9 @@ use kube::api::{Api, PostParams};
 use super::RateLimiter;
 use crate::framework::PodInfo;
 use crate::labels::Labels;
-use crate::volume::MigrationGates;
-use crate::volume::binder::{
-    AssumedPodVolumes, BindCheck, NodeRef, check_provisioned_claim, check_static_binding,
-};
+use crate::volume::binder::{BindCheck, NodeRef, check_provisioned_claim, check_static_binding};
 use crate::volume::helpers::claim_volume_name;
+use crate::volume::{AssumedPodVolumes, MigrationGates};
 
 /// `wait.Poll`'s interval in `BindPodVolumes`.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);

@@ -206,7 +206,7 @@ impl FastCheck {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reservation {
     /// VolumeBinding: the PV/PVC bindings and provisionings chosen for the node, to assume
-    /// ([`crate::volume::VolumeIndex::assume_pod_volumes`]) and write in PreBind.
+    /// ([`crate::volume::assume_pod_volumes`]) and write in PreBind.
     Volumes(std::sync::Arc<crate::volume::PodVolumes>),
 }
 

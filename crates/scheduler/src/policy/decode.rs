@@ -25,10 +25,6 @@ pub(crate) struct Decoded {
     pub(crate) policy: Policy,
     /// `"predicates"`, or `"predicate"` when the singular key was used.
     pub(crate) predicates_key: &'static str,
-    /// Whether the `predicates` (or `predicate`) key was present at all (it may be `null`).
-    pub(crate) predicates_key_present: bool,
-    /// Whether the `priorities` key was present at all.
-    pub(crate) priorities_key_present: bool,
     pub(crate) warnings: Vec<String>,
 }
 
@@ -218,8 +214,7 @@ pub(crate) fn decode(src: &Source<'_>) -> Result<Decoded, PolicyError> {
 
     let root = FieldPath::root();
     let mut warnings = Vec::new();
-    let (predicates, predicates_key, predicates_key_present) = match (raw.predicates, raw.predicate)
-    {
+    let (predicates, predicates_key) = match (raw.predicates, raw.predicate) {
         (Some(_), Some(_)) => {
             return Err(decode_error(
                 src.key(&root.clone().key("predicate")),
@@ -227,18 +222,17 @@ pub(crate) fn decode(src: &Source<'_>) -> Result<Decoded, PolicyError> {
                  (kube-scheduler v1.18+ rejects it): delete it and keep \"predicates\"",
             ));
         }
-        (Some(p), None) => (p, "predicates", true),
+        (Some(p), None) => (p, "predicates"),
         (None, Some(p)) => {
             warnings.push(format!(
                 "{}: key \"predicate\" is not a Policy field; treating it as \"predicates\" \
                  (kube-scheduler v1.18+ rejects this file; rename the key)",
                 src.key(&root.clone().key("predicate"))
             ));
-            (p, "predicate", true)
+            (p, "predicate")
         }
-        (None, None) => (None, "predicates", false),
+        (None, None) => (None, "predicates"),
     };
-    let priorities_key_present = raw.priorities.is_some();
 
     Ok(Decoded {
         policy: Policy {
@@ -251,8 +245,6 @@ pub(crate) fn decode(src: &Source<'_>) -> Result<Decoded, PolicyError> {
             always_check_all_predicates: raw.always_check_all_predicates,
         },
         predicates_key,
-        predicates_key_present,
-        priorities_key_present,
         warnings,
     })
 }

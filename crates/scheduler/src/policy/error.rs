@@ -63,8 +63,7 @@ pub enum PolicyError {
         name: String,
         /// Field path, e.g. `predicates[2].name`.
         field: String,
-        /// Nearest name kube-scheduler v1.22 knows (it may not be implemented by mini-scheduler;
-        /// the message says so).
+        /// Nearest name kube-scheduler v1.22 knows.
         suggestion: Option<&'static str>,
     },
     /// A name older releases registered and v1.22 no longer does.
@@ -80,14 +79,6 @@ pub enum PolicyError {
         field: String,
         /// Why, and what replaces it.
         reason: &'static str,
-    },
-    /// A name or setting kube-scheduler v1.22 accepts but mini-scheduler does not implement yet.
-    #[error("{location}: {what} is not supported yet by mini-scheduler")]
-    Unsupported {
-        /// Where.
-        location: Location,
-        /// What, e.g. `predicate "MatchInterPodAffinity" (plugin InterPodAffinity)`.
-        what: String,
     },
     /// An `argument` with not exactly one member (`legacy_registry.go` `validatePredicate` /
     /// `validatePriority`), or plugin arguments v1.22 refuses when it builds the profile
@@ -113,7 +104,6 @@ impl PolicyError {
             PolicyError::Decode { location, .. }
             | PolicyError::UnknownName { location, .. }
             | PolicyError::RemovedName { location, .. }
-            | PolicyError::Unsupported { location, .. }
             | PolicyError::Argument { location, .. } => Some(location),
         }
     }
@@ -126,7 +116,9 @@ fn plural(kind: &str) -> &str {
     }
 }
 
-fn valid_names(kind: &str) -> Vec<&'static str> {
+/// Every name of this kind kube-scheduler v1.22 knows (registered names, each alias after its
+/// name), from the legacy registry's tables.
+fn valid_names(kind: &str) -> &'static [&'static str] {
     match kind {
         "priority" => legacy_registry::valid_priorities(),
         _ => legacy_registry::valid_predicates(),
@@ -135,12 +127,7 @@ fn valid_names(kind: &str) -> Vec<&'static str> {
 
 fn suggestion_text(s: &Option<&'static str>) -> String {
     match s {
-        Some(name) if legacy_registry::is_implemented_name(name) => {
-            format!("did you mean \"{name}\"? ")
-        }
-        Some(name) => format!(
-            "did you mean \"{name}\" (known to kube-scheduler, not supported yet by mini-scheduler)? "
-        ),
+        Some(name) => format!("did you mean \"{name}\"? "),
         None => String::new(),
     }
 }

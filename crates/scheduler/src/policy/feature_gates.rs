@@ -24,7 +24,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::args::{DefaultingType, PodTopologySpreadArgs};
-use super::legacy_registry::ResolvedPolicy;
+use super::resolved::ResolvedPolicy;
 
 /// The gate's name, as kube-scheduler spells it.
 pub const DEFAULT_POD_TOPOLOGY_SPREAD: &str = "DefaultPodTopologySpread";
@@ -155,7 +155,7 @@ impl ResolvedPolicy {
     ///
     /// Filters are unchanged: the system default constraints are all `ScheduleAnyway`.
     ///
-    /// Expects the resolution as [`super::resolve_policy`], [`super::load_policy_file`] or
+    /// Expects the resolution as [`super::parse_policy`], [`super::load_policy_file`] or
     /// [`super::default_provider`] give it; a result that already carries
     /// `PodTopologySpread` arguments (gates applied) is returned unchanged.
     #[must_use]
@@ -218,7 +218,7 @@ impl ResolvedPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{default_provider, resolve_policy};
+    use crate::policy::{default_provider, parse_policy};
 
     fn scores(r: &ResolvedPolicy) -> Vec<(&str, i64)> {
         r.scores.iter().map(|s| (s.plugin, s.weight)).collect()
@@ -239,7 +239,7 @@ mod tests {
     };
 
     fn policy(priorities: &str) -> ResolvedPolicy {
-        resolve_policy(
+        parse_policy(
             "p.json",
             &format!(
                 r#"{{"kind":"Policy","apiVersion":"v1","predicates":[{{"name":"EvenPodsSpread"}}],"priorities":{priorities}}}"#

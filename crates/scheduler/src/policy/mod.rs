@@ -10,17 +10,19 @@
 //! 3. translate names with the legacy registry
 //!    (`pkg/scheduler/framework/plugins/legacy_registry.go`), see [`ResolvedPolicy`].
 //!
-//! Resolution ([`resolve_policy`]) covers every v1.22 name and builds the plugin arguments
-//! ([`PluginArgs`]); loading ([`parse_policy`], [`load_policy_file`]) then keeps the result to the
-//! plugins this build implements. Both give the translation with the feature gates off;
-//! [`ResolvedPolicy::with_feature_gates`] applies `--feature-gates` (v1.22 defaults
-//! `DefaultPodTopologySpread` on).
+//! Loading ([`parse_policy`], [`load_policy_file`]) covers every v1.22 name and builds the plugin
+//! arguments ([`PluginArgs`]); every plugin the names map to is implemented. It gives the
+//! translation with the feature gates off; [`ResolvedPolicy::with_feature_gates`] applies
+//! `--feature-gates` (v1.22 defaults `DefaultPodTopologySpread` on).
+//!
+//! The module's parts: `decode` (strict JSON/YAML), `validate` (`ValidatePolicy`),
+//! `legacy_registry` (the name tables), `resolve` (names → plugins and arguments), `resolved`
+//! ([`ResolvedPolicy`], its display and [`default_provider`]), `feature_gates`, `args` (plugin
+//! arguments), `types` (the wire types), `locate` (`file:line:column` of a field), `error`.
 //!
 //! Every error message starts with `file:line:column:`. Deviations from v1.22, all reported:
-//! the singular key `predicate` is accepted as `predicates` with a warning; names whose plugin
-//! mini-scheduler does not implement yet fail with "not supported yet"; `null` predicates or
-//! priorities use the v1.22 defaults restricted to implemented plugins, with a warning. As in
-//! v1.22, an extender `urlPrefix` is not validated: one Go's HTTP client cannot send to (such as
+//! the singular key `predicate` is accepted as `predicates` with a warning. As in v1.22, an
+//! extender `urlPrefix` is not validated: one Go's HTTP client cannot send to (such as
 //! `"/prefix"`) is accepted with a warning naming the field and value.
 //!
 //! ```
@@ -42,6 +44,8 @@ mod error;
 mod feature_gates;
 mod legacy_registry;
 pub(crate) mod locate;
+mod resolve;
+mod resolved;
 mod types;
 mod validate;
 
@@ -57,12 +61,9 @@ pub use args::{
 };
 pub use error::PolicyError;
 pub use feature_gates::{FeatureGateError, FeatureGates};
-pub use legacy_registry::{
-    DEFAULT_PROVIDER_FILTERS, DEFAULT_PROVIDER_SCORES, EXTENDERS_IMPLEMENTED,
-    IMPLEMENTED_FILTER_PLUGINS, IMPLEMENTED_SCORE_PLUGINS, ResolvedFilter, ResolvedPolicy,
-    ResolvedScore, default_provider,
-};
+pub use legacy_registry::{DEFAULT_PROVIDER_FILTERS, DEFAULT_PROVIDER_SCORES};
 pub use locate::Location;
+pub use resolved::{ResolvedFilter, ResolvedPolicy, ResolvedScore, default_provider};
 pub use types::{
     ExtenderManagedResource, ExtenderTlsConfig, LabelPreference, LabelsPresence, LegacyExtender,
     MAX_WEIGHT, POLICY_API_VERSIONS, POLICY_KIND, Policy, PredicateArgument, PredicatePolicy,
@@ -78,8 +79,7 @@ pub struct LoadedPolicy {
     /// The plugins to run.
     pub resolved: ResolvedPolicy,
     /// Things the user should fix or know, each `file[:line:column]: message`: the singular
-    /// `predicate` key, defaults restricted to implemented plugins, ignored arguments, repeated
-    /// priorities.
+    /// `predicate` key, ignored arguments, repeated priorities, extender URLs Go cannot call.
     pub warnings: Vec<String>,
 }
 
@@ -110,39 +110,18 @@ pub fn load_policy_file(path: &Path) -> Result<LoadedPolicy, PolicyError> {
     parse_policy(&path.display().to_string(), &text)
 }
 
-/// Decodes, validates and resolves a policy held in memory; `source_name` names it in messages.
-/// The result runs only plugins this build implements, and is the translation with every
-/// feature gate off: apply [`ResolvedPolicy::with_feature_gates`] with the process's
-/// `--feature-gates` (v1.22's defaults: [`FeatureGates::default`]) before scheduling with it, as
-/// the binary does. The same holds for [`load_policy_file`], [`resolve_policy`] and
-/// [`default_provider`].
-///
-/// Errors: everything [`resolve_policy`] returns, then [`PolicyError::Unsupported`] for the
-/// first entry (predicates, priorities, extenders) whose plugin this build lacks.
-pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
-    load(source_name, text, true)
-}
-
-/// Decodes, validates and resolves a policy held in memory exactly as kube-scheduler v1.22
-/// would, for **every** v1.22 predicate and priority, whether or not this build implements the
-/// plugins (`null` predicates/priorities give the full v1.22 defaults). For inspection and tests;
-/// [`parse_policy`] is what the scheduler loads.
+/// Decodes, validates and resolves a policy held in memory, exactly as kube-scheduler v1.22
+/// would; `source_name` names it in messages. The result is the translation with every feature
+/// gate off: apply [`ResolvedPolicy::with_feature_gates`] with the process's `--feature-gates`
+/// (v1.22's defaults: [`FeatureGates::default`]) before scheduling with it, as the binary does.
+/// The same holds for [`load_policy_file`] and [`default_provider`].
 ///
 /// Errors: [`PolicyError::Decode`] (syntax, unknown/duplicate key, type, `kind`/`apiVersion`,
 /// both `predicates` and `predicate`), [`PolicyError::Validate`] (all `ValidatePolicy`
 /// failures), then, in document order (predicates, then priorities), the first of
 /// [`PolicyError::Argument`], [`PolicyError::RemovedName`], [`PolicyError::UnknownName`], then
-/// the profile-building failures of v1.22 ([`PolicyError::Argument`]: plugin arguments, see
-/// `legacy_registry::resolve`).
-pub fn resolve_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
-    load(source_name, text, false)
-}
-
-fn load(
-    source_name: &str,
-    text: &str,
-    implemented_only: bool,
-) -> Result<LoadedPolicy, PolicyError> {
+/// the profile-building failures of v1.22 ([`PolicyError::Argument`]: plugin arguments).
+pub fn parse_policy(source_name: &str, text: &str) -> Result<LoadedPolicy, PolicyError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let src = locate::Source::new(source_name, text);
     let decoded = decode::decode(&src)?;
@@ -151,17 +130,12 @@ fn load(
         return Err(PolicyError::Validate { errors });
     }
     let mut warnings = decoded.warnings;
-    let input = legacy_registry::ResolveInput {
+    let input = resolve::ResolveInput {
         src: &src,
         predicates_key: decoded.predicates_key,
-        predicates_key_present: decoded.predicates_key_present,
-        priorities_key_present: decoded.priorities_key_present,
     };
     extender_url_warnings(&decoded.policy, &src, &mut warnings);
-    let mut resolved = legacy_registry::resolve(&decoded.policy, &input, &mut warnings)?;
-    if implemented_only {
-        legacy_registry::check_implemented(&decoded.policy, &mut resolved, &input, &mut warnings)?;
-    }
+    let resolved = resolve::resolve(&decoded.policy, &input, &mut warnings)?;
     Ok(LoadedPolicy {
         policy: decoded.policy,
         resolved,

@@ -516,7 +516,7 @@ fn null_versus_empty_predicates_and_priorities() {
     // (factory_test.go "policy with unspecified predicates or priorities uses default", with
     // SelectorSpreadPriority → SelectorSpread as DefaultPodTopologySpread off gives), ...
     let text = std::fs::read_to_string(fixture("pass/defaults-null.json")).unwrap();
-    let full = resolve_policy("config/policies/pass/defaults-null.json", &text).unwrap();
+    let full = parse_policy("config/policies/pass/defaults-null.json", &text).unwrap();
     let all_filters = [
         "NodeUnschedulable",
         "NodeResourcesFit",
@@ -549,30 +549,9 @@ fn null_versus_empty_predicates_and_priorities() {
     assert_eq!(scores(&full.resolved), all_scores);
     assert!(full.warnings.is_empty(), "{:?}", full.warnings);
 
-    // ... restricted to the implemented plugins when loaded, the omissions reported.
+    // ... and that is what loading the file gives: every default plugin is implemented.
     let null = load("pass/defaults-null.json").unwrap();
-    let implemented_filters: Vec<&str> = all_filters
-        .iter()
-        .copied()
-        .filter(|p| IMPLEMENTED_FILTER_PLUGINS.contains(p))
-        .collect();
-    let implemented_scores: Vec<(&str, i64)> = all_scores
-        .iter()
-        .copied()
-        .filter(|(p, _)| IMPLEMENTED_SCORE_PLUGINS.contains(p))
-        .collect();
-    assert_eq!(filters(&null.resolved), implemented_filters);
-    assert_eq!(scores(&null.resolved), implemented_scores);
-    let omitted_filters = implemented_filters.len() < all_filters.len();
-    let omitted_scores = implemented_scores.len() < all_scores.len();
-    assert_eq!(
-        null.warnings.len(),
-        usize::from(omitted_filters) + usize::from(omitted_scores),
-        "{:?}",
-        null.warnings
-    );
-    // Every plugin of v1.22's defaults is implemented: nothing omitted, nothing to warn about.
-    assert!(!omitted_filters && !omitted_scores);
+    assert_eq!(null.resolved, full.resolved);
     assert!(null.warnings.is_empty(), "{:?}", null.warnings);
 
     // Absent keys behave like null.
@@ -734,11 +713,10 @@ fn volume_predicates_resolve() {
     assert_eq!(&names[..9], filters.as_slice());
 }
 
-/// Every v1.22 predicate and priority name resolves; loading it fails with "not supported yet"
-/// exactly when its plugin is missing from this build (never silently dropped). Names that need
-/// plugin arguments fail, as in v1.22, when nothing in the policy gives them.
+/// Every v1.22 predicate and priority name loads, to its plugins. Names that need plugin
+/// arguments fail, as in v1.22, when nothing in the policy gives them.
 #[test]
-fn unsupported_names_fail_with_plugin() {
+fn every_v1_22_name_loads_with_its_plugins() {
     let predicates: &[(&str, &[&str])] = &[
         ("CheckNodeUnschedulable", &["NodeUnschedulable"]),
         (
@@ -768,11 +746,7 @@ fn unsupported_names_fail_with_plugin() {
         let text = format!(
             r#"{{"kind":"Policy","apiVersion":"v1","predicates":[{{"name":"{name}"}}],"priorities":[]}}"#
         );
-        let resolved = resolve_policy("p.json", &text);
-        let loaded = parse_policy("p.json", &text);
-        let implemented = plugins
-            .iter()
-            .all(|p| IMPLEMENTED_FILTER_PLUGINS.contains(p));
+        let resolved = parse_policy("p.json", &text);
         match *name {
             // NodeLabel / ServiceAffinity without a labelsPresence / serviceAffinity argument
             // anywhere: v1.22's plugin New gets nil args.
@@ -787,22 +761,12 @@ fn unsupported_names_fail_with_plugin() {
                 );
             }
             _ => {
-                let r = resolved.unwrap();
+                let r = resolved.unwrap_or_else(|e| panic!("{name}: {e}"));
                 for p in *plugins {
                     assert!(r.resolved.filters.iter().any(|f| f.plugin == *p), "{name}");
                 }
-                match loaded {
-                    Ok(_) => assert!(implemented, "{name} loaded without its plugin"),
-                    Err(e) => {
-                        assert!(!implemented, "{name}: {e}");
-                        assert!(matches!(e, PolicyError::Unsupported { .. }), "{e}");
-                        assert!(
-                            e.to_string()
-                                .contains(&format!("(plugin {})", plugins.join(", "))),
-                            "{e}"
-                        );
-                    }
-                }
+                crate::framework::Framework::from_policy(&r.resolved)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
             }
         }
     }
@@ -829,8 +793,7 @@ fn unsupported_names_fail_with_plugin() {
         let text = format!(
             r#"{{"kind":"Policy","apiVersion":"v1","predicates":[],"priorities":[{{"name":"{name}","weight":3}}]}}"#
         );
-        let resolved = resolve_policy("p.json", &text);
-        let loaded = parse_policy("p.json", &text);
+        let resolved = parse_policy("p.json", &text);
         match *name {
             // v1.22 dereferences nil NodeLabelArgs / ServiceAffinityArgs in the producer.
             "NodeLabel" | "ServiceAffinity" => {
@@ -850,22 +813,10 @@ fn unsupported_names_fail_with_plugin() {
                 );
             }
             _ => {
-                assert_eq!(
-                    scores(&resolved.unwrap().resolved),
-                    [(*plugin, 3)],
-                    "{name}"
-                );
-                let implemented = IMPLEMENTED_SCORE_PLUGINS.contains(plugin);
-                match loaded {
-                    Ok(_) => assert!(implemented, "{name} loaded without its plugin"),
-                    Err(e) => {
-                        assert!(!implemented, "{name}: {e}");
-                        assert!(
-                            e.to_string().contains(&format!("(score plugin {plugin})")),
-                            "{e}"
-                        );
-                    }
-                }
+                let r = resolved.unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(scores(&r.resolved), [(*plugin, 3)], "{name}");
+                crate::framework::Framework::from_policy(&r.resolved)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
             }
         }
     }
@@ -991,8 +942,7 @@ fn policy_fixtures(dir: &str) -> Vec<PathBuf> {
     out
 }
 
-/// `pass/`: kube-scheduler v1.22 accepts these. Each resolves; loading succeeds unless a
-/// plugin (or extenders) is not in this build yet, which fails with "not supported yet".
+/// `pass/`: kube-scheduler v1.22 accepts these: each loads.
 /// `fail/`: v1.22 (or mini-scheduler's strict loader) refuses these; when `<name>.expected.txt`
 /// exists the error text must equal it.
 #[test]
@@ -1002,15 +952,11 @@ fn every_pass_fixture_resolves_and_every_fail_fixture_fails() {
     for path in &pass {
         let text = std::fs::read_to_string(path).unwrap();
         let name = path.display().to_string();
-        if let Err(e) = resolve_policy(&name, &text) {
+        if let Err(e) = parse_policy(&name, &text) {
             panic!("{name}: {e}");
         }
-        match load_policy_file(path) {
-            Ok(_) => {}
-            Err(e @ PolicyError::Unsupported { .. }) => {
-                assert!(e.to_string().starts_with(&name), "{e}");
-            }
-            Err(e) => panic!("{name}: {e}"),
+        if let Err(e) = load_policy_file(path) {
+            panic!("{name}: {e}");
         }
     }
     let fail = policy_fixtures("fail");
@@ -1041,27 +987,42 @@ fn every_pass_fixture_resolves_and_every_fail_fixture_fails() {
 #[test]
 fn loaded_plugins_are_all_implemented() {
     for path in policy_fixtures("pass") {
-        let Ok(loaded) = load_policy_file(&path) else {
-            continue;
-        };
-        for f in &loaded.resolved.filters {
-            assert!(
-                IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin),
-                "{}",
-                f.plugin
-            );
-        }
-        for s in &loaded.resolved.scores {
-            assert!(
-                IMPLEMENTED_SCORE_PLUGINS.contains(&s.plugin),
-                "{}",
-                s.plugin
-            );
-            assert!(s.weight > 0);
-        }
-        // And the plugins build into a framework.
+        let loaded = load_policy_file(&path).unwrap();
+        assert!(loaded.resolved.scores.iter().all(|s| s.weight > 0));
+        // The plugins build into a framework.
         crate::framework::Framework::from_policy(&loaded.resolved).unwrap();
     }
+}
+
+/// Why loading needs no "is this plugin implemented" check: every framework plugin name the
+/// legacy registry's tables (and the default provider) can produce is one this build
+/// constructs, with the plugin arguments left at their defaults. A name added to a table
+/// without its plugin fails here.
+#[test]
+fn every_plugin_the_tables_name_is_built() {
+    use crate::framework::runtime::{new_filter, new_score};
+    let args = PluginArgs::default();
+    let mut n = 0;
+    for (name, plugins) in legacy_registry::PREDICATES {
+        for plugin in *plugins {
+            assert!(new_filter(plugin, &args).is_some(), "{name}: {plugin}");
+            n += 1;
+        }
+    }
+    for (name, plugin) in legacy_registry::PRIORITIES {
+        assert!(new_score(plugin, &args).is_some(), "{name}: {plugin}");
+        n += 1;
+    }
+    for (plugin, _) in DEFAULT_PROVIDER_FILTERS {
+        assert!(new_filter(plugin, &args).is_some(), "{plugin}");
+    }
+    for (plugin, _, _) in DEFAULT_PROVIDER_SCORES {
+        assert!(new_score(plugin, &args).is_some(), "{plugin}");
+    }
+    assert_eq!(n, 22 + 13, "every (name, plugin) pair of the tables");
+    // And the gate-on translation's plugin (SelectorSpreadPriority → PodTopologySpread).
+    let gated = default_provider().with_feature_gates(&FeatureGates::default());
+    crate::framework::Framework::from_policy(&gated).unwrap();
 }
 
 #[test]
@@ -1223,9 +1184,9 @@ struct ExpectedScore {
 /// `TestCompatibility_v1_Scheduler`, every case, and v1.22's `TestPolicyCompatibility` case
 /// "all predicates and priorities"; `factory-*`: `factory_test.go` `TestCreateFromConfig`) is
 /// compared with the resolution of the policy beside it: filter order, score plugins and
-/// weights, plugin args, extenders. Loading the same file then either succeeds or fails only
-/// because a plugin or extenders are not in this build yet, and its extenders build as
-/// `policy check` and `run` build them (v1.22 accepts every one of these files).
+/// weights, plugin args, extenders. Loading the same file gives the same; its plugins and
+/// extenders build as `policy check` and `run` build them (v1.22 accepts every one of these
+/// files).
 #[test]
 fn upstream_policy_corpus_resolves_as_v1_22() {
     let mut n = 0;
@@ -1243,7 +1204,7 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
             serde_json::from_str(&std::fs::read_to_string(&exp_path).unwrap()).unwrap();
         assert!(exp.source.contains("kubernetes/kubernetes"), "{stem}");
         let text = std::fs::read_to_string(&policy_path).unwrap();
-        let loaded = resolve_policy(&policy_path.display().to_string(), &text)
+        let loaded = parse_policy(&policy_path.display().to_string(), &text)
             .unwrap_or_else(|e| panic!("{stem}: {e}"));
         let gated = loaded
             .resolved
@@ -1274,37 +1235,14 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
             r.hard_pod_affinity_symmetric_weight, exp.hard_pod_affinity_symmetric_weight,
             "{stem}"
         );
-        match load_policy_file(&policy_path)
-            .map(|l| l.resolved.with_feature_gates(&FeatureGates::default()))
-        {
-            Ok(resolved) => {
-                // Loading keeps the resolution, restricted to the implemented plugins (only
-                // defaults are restricted; anything else fails, below).
-                let mut want = r.clone();
-                want.filters
-                    .retain(|f| IMPLEMENTED_FILTER_PLUGINS.contains(&f.plugin));
-                want.scores
-                    .retain(|s| IMPLEMENTED_SCORE_PLUGINS.contains(&s.plugin));
-                assert_eq!(&resolved.filters, &want.filters, "{stem}");
-                assert_eq!(&resolved.scores, &want.scores, "{stem}");
-                assert_eq!(&resolved.args, &r.args, "{stem}");
-            }
-            Err(PolicyError::Unsupported { what, .. }) => {
-                let missing = exp
-                    .filters
-                    .iter()
-                    .any(|p| !IMPLEMENTED_FILTER_PLUGINS.contains(&p.as_str()))
-                    || exp
-                        .scores
-                        .iter()
-                        .any(|s| !IMPLEMENTED_SCORE_PLUGINS.contains(&s.plugin.as_str()))
-                    || (!exp.extenders.is_empty() && !EXTENDERS_IMPLEMENTED);
-                assert!(
-                    missing,
-                    "{stem}: unsupported {what} although everything is implemented"
-                );
-            }
-            Err(e) => panic!("{stem}: {e}"),
+        // Loading the file gives the same, and it builds into a framework.
+        let from_file = load_policy_file(&policy_path)
+            .unwrap_or_else(|e| panic!("{stem}: {e}"))
+            .resolved
+            .with_feature_gates(&FeatureGates::default());
+        assert_eq!(&from_file, r, "{stem}");
+        if let Err(e) = crate::framework::Framework::from_policy(r) {
+            panic!("{stem}: {e}");
         }
         n += 1;
     }
@@ -1321,7 +1259,7 @@ fn upstream_policy_corpus_resolves_as_v1_22() {
 #[test]
 fn url_prefix_without_a_scheme_is_accepted_with_a_warning() {
     let rel = "pass/compat-all-predicates-and-priorities.json";
-    let loaded = resolve_policy(
+    let loaded = parse_policy(
         &format!("config/policies/{rel}"),
         &std::fs::read_to_string(fixture(rel)).unwrap(),
     )
@@ -1375,7 +1313,7 @@ fn url_prefix_without_a_scheme_is_accepted_with_a_warning() {
 /// weight × entries, a zero weight raised to 1, v1.22's int32 weights, empty R2C resources.
 #[test]
 fn plugin_args_merge_rules() {
-    let l = resolve_policy(
+    let l = parse_policy(
         "p.json",
         r#"{"kind":"Policy","apiVersion":"v1",
 "predicates":[

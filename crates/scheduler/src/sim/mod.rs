@@ -979,7 +979,7 @@ fn reserve_volumes(
         match res {
             crate::framework::Reservation::Volumes(v) => {
                 let volumes = snapshot.volumes_mut();
-                volumes.assume_pod_volumes(pod, &r.node, v).map_err(|e| {
+                crate::volume::assume_pod_volumes(volumes, pod, &r.node, v).map_err(|e| {
                     format!(
                         "running Reserve plugin {:?}: {e}",
                         crate::framework::plugins::volume_binding::NAME

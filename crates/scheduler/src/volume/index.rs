@@ -21,7 +21,7 @@
 //! versioner). Objects without a resourceVersion (simulate's files, tests) have version 0: among
 //! those, the last one given is the newest.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use k8s_openapi::Metadata;
@@ -29,8 +29,10 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::binder::AssumedPodVolumes;
-use super::helpers::{claim_key, pv_class, pvc_key, resource_version};
+use super::helpers::{
+    ANN_BIND_COMPLETED, ANN_SELECTED_NODE, claim_key, get_bind_volume_to_claim, pv_class, pvc_key,
+    resource_version,
+};
 
 /// One object: the lister's copy, the assume cache's API copy and an optional assumed version.
 #[derive(Debug, Clone)]
@@ -82,6 +84,43 @@ fn assume<T: Metadata<Ty = ObjectMeta>>(
     Ok(())
 }
 
+/// A PV chosen for a claim (`BindingInfo`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BindingInfo {
+    /// The PV; after Reserve, the PV with `claimRef` set, as PreBind writes it.
+    pub pv: Arc<core::PersistentVolume>,
+    /// The claim.
+    pub pvc: Arc<core::PersistentVolumeClaim>,
+}
+
+/// The volume decisions for a pod on one node (`PodVolumes`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PodVolumes {
+    /// Claims to bind to existing PVs.
+    pub static_bindings: Vec<BindingInfo>,
+    /// Claims to provision; after Reserve, each with the `volume.kubernetes.io/selected-node`
+    /// annotation, as PreBind writes it.
+    pub dynamic_provisions: Vec<Arc<core::PersistentVolumeClaim>>,
+}
+
+impl PodVolumes {
+    /// True when nothing needs binding or provisioning.
+    pub fn is_empty(&self) -> bool {
+        self.static_bindings.is_empty() && self.dynamic_provisions.is_empty()
+    }
+}
+
+/// What Reserve assumed for a pod (`AssumePodVolumes`' result with the updated PodVolumes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssumedPodVolumes {
+    /// The node the volumes were assumed for.
+    pub node: String,
+    /// Every claim of the pod was already fully bound: PreBind has nothing to do.
+    pub all_bound: bool,
+    /// The objects PreBind writes.
+    pub volumes: PodVolumes,
+}
+
 /// The cluster's storage objects (see the module docs). Cheap to clone: objects are shared.
 #[derive(Debug, Clone, Default)]
 pub struct VolumeIndex {
@@ -93,7 +132,7 @@ pub struct VolumeIndex {
     /// assume cache's storage-class index.
     pvs_by_class: HashMap<String, BTreeSet<String>>,
     /// Volume assumptions by pod `namespace/name`, for Unreserve.
-    pub(super) pods: HashMap<String, AssumedPodVolumes>,
+    pods: HashMap<String, AssumedPodVolumes>,
 }
 
 /// Apply an informer add/update to an entry: the lister's object always changes; the assume
@@ -261,7 +300,7 @@ impl VolumeIndex {
         )
     }
 
-    /// True when a pod's volume assumption is recorded (see [`VolumeIndex::assume_pod_volumes`]).
+    /// True when a pod's volume assumption is recorded (see [`VolumeIndex::assume_volumes`]).
     pub fn has_assumed_pod(&self, pod_key: &str) -> bool {
         self.pods.contains_key(pod_key)
     }
@@ -302,7 +341,7 @@ impl VolumeIndex {
 
     /// Make the assumed version of PV `name` the API version (what the API server would hold
     /// once the write of [`crate::volume::binder`]'s PreBind succeeded). Used by `simulate`.
-    pub(super) fn commit_pv(&mut self, name: &str) {
+    fn commit_pv(&mut self, name: &str) {
         if let Some(slot) = self.pvs.get_mut(name)
             && let Some(a) = slot.assumed.take()
         {
@@ -312,12 +351,130 @@ impl VolumeIndex {
     }
 
     /// Make the assumed version of claim `key` the API version. Used by `simulate`.
-    pub(super) fn commit_pvc(&mut self, key: &str) {
+    fn commit_pvc(&mut self, key: &str) {
         if let Some(slot) = self.pvcs.get_mut(key)
             && let Some(a) = slot.assumed.take()
         {
             slot.api = a.clone();
             slot.cached = a;
+        }
+    }
+
+    // ---- pod volume assumptions (Reserve / Unreserve) ----
+
+    /// The index's half of `AssumePodVolumes` (Reserve; the binder's
+    /// [`crate::volume::assume_pod_volumes`] first checks whether the pod's claims are all bound
+    /// already): lay the bindings and provisionings of `volumes` over the index — each chosen PV
+    /// gets its claim as `claimRef`, each claim to provision gets
+    /// `volume.kubernetes.io/selected-node: <node>` — so the next pods see them taken, and
+    /// record them under `pod_key` (`namespace/name`) for [`VolumeIndex::revert_pod_volumes`].
+    ///
+    /// # Errors
+    /// An object moved on since the cycle read it; nothing stays assumed.
+    pub fn assume_volumes(
+        &mut self,
+        pod_key: String,
+        node: &str,
+        volumes: &PodVolumes,
+    ) -> Result<AssumedPodVolumes, String> {
+        let mut out = PodVolumes::default();
+        for b in &volumes.static_bindings {
+            let (new_pv, dirty) = get_bind_volume_to_claim(&b.pv, &b.pvc);
+            if dirty && let Err(e) = self.assume_pv(new_pv.clone()) {
+                self.revert(&out);
+                return Err(e);
+            }
+            out.static_bindings.push(BindingInfo {
+                pv: Arc::new(new_pv),
+                pvc: b.pvc.clone(),
+            });
+        }
+        for claim in &volumes.dynamic_provisions {
+            let mut clone = (**claim).clone();
+            clone
+                .metadata
+                .annotations
+                .get_or_insert_with(BTreeMap::new)
+                .insert(ANN_SELECTED_NODE.into(), node.to_string());
+            if let Err(e) = self.assume_pvc(clone.clone()) {
+                self.revert(&out);
+                return Err(e);
+            }
+            out.dynamic_provisions.push(Arc::new(clone));
+        }
+        let assumed = AssumedPodVolumes {
+            node: node.to_string(),
+            all_bound: false,
+            volumes: out,
+        };
+        self.pods.insert(pod_key, assumed.clone());
+        Ok(assumed)
+    }
+
+    /// `RevertAssumedPodVolumes`: restore every PV and claim of `volumes` by name.
+    fn revert(&mut self, volumes: &PodVolumes) {
+        for b in &volumes.static_bindings {
+            self.restore_pv(b.pv.metadata.name.as_deref().unwrap_or_default());
+        }
+        for c in &volumes.dynamic_provisions {
+            self.restore_pvc(&pvc_key(c));
+        }
+    }
+
+    /// Unreserve: undo the volume assumption recorded for `pod_key` (`namespace/name`).
+    /// Returns false when none was recorded.
+    pub fn revert_pod_volumes(&mut self, pod_key: &str) -> bool {
+        match self.pods.remove(pod_key) {
+            Some(a) => {
+                self.revert(&a.volumes);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The pod's binding went through: forget the record without restoring anything (the
+    /// assumed objects stay until the API server's newer versions replace them).
+    pub fn finish_pod_volumes(&mut self, pod_key: &str) {
+        self.pods.remove(pod_key);
+    }
+
+    /// `simulate`'s stand-in for PreBind and the PV controller: the assumed objects become the
+    /// API objects, each statically bound claim gets `spec.volumeName`, the bind-completed
+    /// annotation and phase Bound, its PV phase Bound. Claims to provision keep their
+    /// selected-node annotation and stay unbound (nothing provisions in a simulation).
+    pub fn commit_pod_volumes(&mut self, pod_key: &str) {
+        let Some(a) = self.pods.remove(pod_key) else {
+            return;
+        };
+        for b in &a.volumes.static_bindings {
+            let name = b.pv.metadata.name.clone().unwrap_or_default();
+            self.commit_pv(&name);
+            if let Some(pv) = self.pv(&name) {
+                let mut pv = (**pv).clone();
+                pv.status.get_or_insert_with(Default::default).phase = Some("Bound".into());
+                self.upsert_pv(pv);
+            }
+            let ns = b
+                .pvc
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into());
+            let claim = b.pvc.metadata.name.clone().unwrap_or_default();
+            if let Some(pvc) = self.pvc(&ns, &claim) {
+                let mut pvc = (**pvc).clone();
+                pvc.spec.get_or_insert_with(Default::default).volume_name = Some(name.clone());
+                pvc.metadata
+                    .annotations
+                    .get_or_insert_with(BTreeMap::new)
+                    .insert(ANN_BIND_COMPLETED.into(), "yes".into());
+                pvc.status.get_or_insert_with(Default::default).phase = Some("Bound".into());
+                self.upsert_pvc(pvc);
+            }
+        }
+        for c in &a.volumes.dynamic_provisions {
+            self.commit_pvc(&pvc_key(c));
         }
     }
 }

@@ -14,7 +14,7 @@ pub mod helpers;
 pub mod index;
 pub mod refs;
 
-pub use binder::{AssumedPodVolumes, BindingInfo, PodVolumes};
+pub use binder::assume_pod_volumes;
 pub use csi::MigrationGates;
-pub use index::VolumeIndex;
+pub use index::{AssumedPodVolumes, BindingInfo, PodVolumes, VolumeIndex};
 pub use refs::{InlineVolume, PodVolumeRefs, VolumeRef};

@@ -36,9 +36,9 @@ use crate::framework::types::NodeInfo;
 use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Reservation, Status};
 use crate::snapshot::Snapshot;
 use crate::volume::binder::{
-    self, ERR_UNBOUND_IMMEDIATE_PVC, NodeRef, find_pod_volumes, get_pod_volumes, pod_has_pvcs,
+    ERR_UNBOUND_IMMEDIATE_PVC, NodeRef, find_pod_volumes, get_pod_volumes, pod_has_pvcs,
 };
-use crate::volume::{MigrationGates, VolumeIndex};
+use crate::volume::{MigrationGates, PodVolumes, VolumeIndex};
 
 /// Plugin name.
 pub const NAME: &str = "VolumeBinding";
@@ -67,11 +67,7 @@ struct State {
 }
 
 impl VolumeBinding {
-    fn find(
-        &self,
-        s: &State,
-        node: &NodeInfo,
-    ) -> Result<(binder::PodVolumes, Vec<&'static str>), String> {
+    fn find(&self, s: &State, node: &NodeInfo) -> Result<(PodVolumes, Vec<&'static str>), String> {
         find_pod_volumes(
             &s.index,
             self.gates,
@@ -506,9 +502,7 @@ mod tests {
         );
         let before = Arc::as_ptr(snap.volumes());
         let Reservation::Volumes(v) = &r.reservations[0];
-        snap.volumes_mut()
-            .assume_pod_volumes(&with_claim, &r.node, v)
-            .unwrap();
+        crate::volume::assume_pod_volumes(snap.volumes_mut(), &with_claim, &r.node, v).unwrap();
         assert_eq!(
             Arc::as_ptr(snap.volumes()),
             before,

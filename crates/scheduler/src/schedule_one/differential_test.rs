@@ -23,6 +23,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::*;
 use crate::framework::plugins::testutil::{NodeB, PodB, node, pod, snapshot, term};
+use crate::framework::{CycleState, ScoreMode};
 
 /// Seeds run by `cargo test`; `DIFFERENTIAL_SEEDS=N` runs more.
 const DEFAULT_SEEDS: u64 = 120;
@@ -274,9 +275,9 @@ fn run_seed(fwk: &Framework, seed: u64) {
                         .iter()
                         .map(|&i| want.totals[&snap.nodes()[i as usize].name])
                         .collect();
-                    assert_eq!(fast.totals.len(), ref_totals.len(), "{at}");
-                    let shift = ref_totals[0] - fast.totals[0];
-                    for (j, (f, w)) in fast.totals.iter().zip(&ref_totals).enumerate() {
+                    assert_eq!(fast.scoring.totals.len(), ref_totals.len(), "{at}");
+                    let shift = ref_totals[0] - fast.scoring.totals[0];
+                    for (j, (f, w)) in fast.scoring.totals.iter().zip(&ref_totals).enumerate() {
                         assert_eq!(f + shift, *w, "{at}: node {}", rotated[j]);
                     }
                 }

@@ -1,0 +1,345 @@
+//! Finding the nodes a pod fits on (v1.22 `findNodesThatFitPod`): the PreFilter plugins, the
+//! filter plugins over the nodes in NodeTree order from a rotating start index until
+//! `numFeasibleNodesToFind` nodes fit (`findNodesThatPassFilters`), then the filtering
+//! extenders (`findNodesThatPassExtenders`).
+//!
+//! Nodes are filtered in chunks of [`CHUNK`], each chunk by one of three strategies that give the
+//! same verdicts: [`filter_running_all`] (`alwaysCheckAllPredicates`: every filter on every node,
+//! reasons merged), [`filter_with_fast_check`] (every active filter has a [`FastCheck`]: one
+//! combined check decides most nodes, the others run the filters in order), and
+//! [`filter_plugin_by_plugin`] (each filter's batch entry point over the whole chunk).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::error::{FitError, ScheduleError};
+use crate::extender::{self, Extender};
+use crate::framework::{Code, CycleState, FastCheck, Framework, NodeInfo, PodInfo, Status};
+use crate::snapshot::Snapshot;
+
+/// Below this many nodes every node is searched (`minFeasibleNodesToFind`).
+pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// Lower bound of the adaptive percentage (`minFeasibleNodesPercentageToFind`).
+pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+/// `DefaultPercentageOfNodesToScore`: 0 means adaptive.
+pub const DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE: i32 = 0;
+
+/// Nodes filtered per step of the search; the search checks between steps whether it has found
+/// enough nodes or hit an error.
+const CHUNK: usize = 256;
+
+/// `numFeasibleNodesToFind`: how many feasible nodes to look for among `num_all_nodes`, given
+/// `percentageOfNodesToScore` (0 = adaptive `50 - n/125`, at least 5%; ≥ 100 = all nodes).
+pub fn num_feasible_nodes_to_find(
+    percentage_of_nodes_to_score: i32,
+    num_all_nodes: usize,
+) -> usize {
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND || percentage_of_nodes_to_score >= 100 {
+        return num_all_nodes;
+    }
+    let mut p = i64::from(percentage_of_nodes_to_score);
+    if p <= 0 {
+        p = 50 - num_all_nodes as i64 / 125;
+        if p < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND {
+            p = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+        }
+    }
+    let k = (num_all_nodes as i64 * p / 100) as usize;
+    k.max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
+/// `RunPreFilterPlugins`: fills `active` with the indices of the filters that run on the nodes
+/// (a filter whose PreFilter returns `Skip` does not).
+///
+/// # Errors
+/// With the status code PreFilter ended on: a PreFilter that finds the pod unschedulable gives
+/// [`ScheduleError::Fit`] with its status for every node; one that fails gives
+/// [`ScheduleError::ExtensionPoint`] (`running PreFilter plugin "X": ...`).
+pub(super) fn run_pre_filter_plugins(
+    fwk: &Framework,
+    state: &mut CycleState,
+    pod: &PodInfo,
+    snapshot: &Snapshot,
+    active: &mut Vec<usize>,
+) -> Result<(), (Code, ScheduleError)> {
+    active.clear();
+    for (i, f) in fwk.filters.iter().enumerate() {
+        let s = f.pre_filter(state, pod, snapshot);
+        match s.code {
+            Code::Success => active.push(i),
+            Code::Skip => {}
+            Code::Unschedulable | Code::UnschedulableAndUnresolvable => {
+                let code = s.code;
+                let s = s.with_plugin(f.name());
+                let node_to_status = snapshot
+                    .nodes()
+                    .iter()
+                    .map(|ni| (ni.name.clone(), s.clone()))
+                    .collect();
+                let fit = FitError {
+                    pod: pod.key(),
+                    num_all_nodes: snapshot.len(),
+                    node_to_status,
+                };
+                return Err((code, ScheduleError::Fit(fit)));
+            }
+            _ => {
+                // v1.22 RunPreFilterPlugins: `running PreFilter plugin %q: %w`.
+                let e = ScheduleError::ExtensionPoint {
+                    plugin: f.name().into(),
+                    message: format!("running PreFilter plugin {:?}: {}", f.name(), s.message()),
+                };
+                return Err((Code::Error, e));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The verdicts of one search, kept across cycles to reuse the buffers.
+#[derive(Default)]
+pub(super) struct Search {
+    /// Nodes (snapshot indices) that passed every filter, in search order.
+    pub(super) feasible: Vec<u32>,
+    /// Nodes that failed, with the status (attributed to its plugin).
+    pub(super) failed: Vec<(u32, Status)>,
+    /// The chunk being filtered.
+    chunk: Vec<u32>,
+}
+
+/// What the filters of one search need besides the nodes.
+pub(super) struct Filters<'a> {
+    pub(super) fwk: &'a Framework,
+    pub(super) state: &'a CycleState,
+    pub(super) pod: &'a PodInfo,
+    pub(super) snapshot: &'a Snapshot,
+    /// The filters PreFilter kept ([`run_pre_filter_plugins`]), by index in `fwk.filters`.
+    pub(super) active: &'a [usize],
+}
+
+impl Search {
+    /// `findNodesThatPassFilters`: runs the active filters over the nodes in `snapshot.order()`
+    /// rotated to `start`, until `to_find` nodes fit, every node was seen, or a filter returned
+    /// an `Error` (the search stops after that chunk, as upstream cancels its parallel search).
+    /// Returns how many nodes of the order were examined: the next start index advances by it.
+    /// The `to_find`-th feasible node is the last one examined; nodes of its chunk beyond it
+    /// are neither counted nor reported.
+    pub(super) fn find_nodes_that_pass_filters(
+        &mut self,
+        filters: &Filters<'_>,
+        to_find: usize,
+        start: usize,
+    ) -> usize {
+        let Filters {
+            fwk,
+            pod,
+            snapshot,
+            active,
+            ..
+        } = *filters;
+        let n = snapshot.len();
+        let order = snapshot.order();
+        self.feasible.clear();
+        self.failed.clear();
+        // When every active filter has a fast check, the combined check decides most nodes.
+        let combined_fast = active.iter().try_fold(FastCheck::default(), |acc, &fi| {
+            fwk.filters[fi].fast_check(pod).map(|f| acc.and(f))
+        });
+        let mut processed = 0usize;
+        while processed < n && self.feasible.len() < to_find {
+            let failed_from = self.failed.len();
+            let take = CHUNK.min(n - processed);
+            self.chunk.clear();
+            // The rotated order without a division per node: [start.., ..start].
+            let from = start + processed;
+            if from >= n {
+                self.chunk
+                    .extend_from_slice(&order[from - n..from - n + take]);
+            } else if from + take <= n {
+                self.chunk.extend_from_slice(&order[from..from + take]);
+            } else {
+                self.chunk.extend_from_slice(&order[from..]);
+                self.chunk.extend_from_slice(&order[..from + take - n]);
+            }
+            if fwk.run_all_filters {
+                filter_running_all(filters, &mut self.chunk, &mut self.failed);
+            } else if let Some(fast) = combined_fast {
+                filter_with_fast_check(filters, fast, &mut self.chunk, &mut self.failed);
+            } else {
+                filter_plugin_by_plugin(filters, &mut self.chunk, &mut self.failed);
+            }
+            let need = to_find - self.feasible.len();
+            if self.chunk.len() >= need {
+                // Stop at the `to_find`-th feasible node: drop what lies beyond it.
+                let last = self.chunk[need - 1];
+                let pos_last = (0..take)
+                    .position(|k| order[(start + processed + k) % n] == last)
+                    .unwrap_or(take - 1);
+                self.chunk.truncate(need);
+                let beyond: Vec<u32> = (pos_last + 1..take)
+                    .map(|k| order[(start + processed + k) % n])
+                    .collect();
+                self.failed.retain(|(ni, _)| !beyond.contains(ni));
+                processed += pos_last + 1;
+                self.feasible.extend_from_slice(&self.chunk);
+                break;
+            }
+            self.feasible.extend_from_slice(&self.chunk);
+            processed += take;
+            // An Error status aborts the attempt; upstream cancels the search as soon as one is
+            // sent, so do not filter the remaining nodes.
+            if self.failed[failed_from..]
+                .iter()
+                .any(|(_, s)| s.code == Code::Error)
+            {
+                break;
+            }
+        }
+        processed
+    }
+
+    /// The first `Error` status a filter returned, as the cycle's error (v1.22
+    /// `RunFilterPlugins` returns it as `running %q filter plugin: %w`,
+    /// `findNodesThatPassFilters` as the cycle's error); nodes that do not fit are no error.
+    pub(super) fn filter_error(&self) -> Option<ScheduleError> {
+        let (_, s) = self.failed.iter().find(|(_, s)| s.code == Code::Error)?;
+        Some(ScheduleError::ExtensionPoint {
+            plugin: s.plugin.into(),
+            message: format!("running {:?} filter plugin: {}", s.plugin, s.message()),
+        })
+    }
+
+    /// `findNodesThatPassExtenders`, only when an extender filters for this pod: the feasible
+    /// nodes the extenders reject move to the failed ones. Returns the statuses of every failed
+    /// node by name (extenders report nodes by name; `failed` is then empty), or `None` when no
+    /// extender was asked.
+    ///
+    /// # Errors
+    /// [`ScheduleError::Extender`]: an extender that is not ignorable failed.
+    pub(super) fn find_nodes_that_pass_extenders(
+        &mut self,
+        extenders: &[Arc<dyn Extender>],
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+    ) -> Result<Option<BTreeMap<String, Status>>, ScheduleError> {
+        if self.feasible.is_empty()
+            || !extenders
+                .iter()
+                .any(|e| e.is_filter() && e.is_interested(pod))
+        {
+            return Ok(None);
+        }
+        let nodes = snapshot.nodes();
+        let mut by_name: BTreeMap<String, Status> = self
+            .failed
+            .drain(..)
+            .map(|(ni, s)| (nodes[ni as usize].name.clone(), s))
+            .collect();
+        extender::find_nodes_that_pass_extenders(
+            extenders,
+            pod,
+            snapshot,
+            &mut self.feasible,
+            &mut by_name,
+        )
+        .map_err(|(extender, e)| ScheduleError::Extender {
+            extender,
+            message: e.message,
+        })?;
+        Ok(Some(by_name))
+    }
+}
+
+/// `alwaysCheckAllPredicates`: every active filter on every node of `chunk`; a node that fails
+/// goes to `failed` with the reasons of all its failing filters merged (the code
+/// `UnschedulableAndUnresolvable` if one said so). An `Error` status ends the node's filters
+/// and is recorded alone, as v1.22 `RunFilterPlugins` returns it at once.
+fn filter_running_all(
+    filters: &Filters<'_>,
+    chunk: &mut Vec<u32>,
+    failed: &mut Vec<(u32, Status)>,
+) {
+    let nodes: &[NodeInfo] = filters.snapshot.nodes();
+    chunk.retain(|&ni| {
+        let mut merged: Option<Status> = None;
+        for &fi in filters.active {
+            let f = &filters.fwk.filters[fi];
+            let s = f.filter(filters.state, filters.pod, &nodes[ni as usize]);
+            if !s.is_success() {
+                let s = s.with_plugin(f.name());
+                if !s.is_unschedulable() {
+                    merged = Some(s);
+                    break;
+                }
+                merged = Some(match merged {
+                    None => s,
+                    Some(mut m) => {
+                        if s.code == Code::UnschedulableAndUnresolvable {
+                            m.code = s.code;
+                        }
+                        m.reasons.extend(s.reasons);
+                        m
+                    }
+                });
+            }
+        }
+        match merged {
+            None => true,
+            Some(s) => {
+                failed.push((ni, s));
+                false
+            }
+        }
+    });
+}
+
+/// One pass with the combined fast check: nodes passing it are feasible; the others run the
+/// active filters in order, and the first failure is recorded.
+fn filter_with_fast_check(
+    filters: &Filters<'_>,
+    fast: FastCheck,
+    chunk: &mut Vec<u32>,
+    failed: &mut Vec<(u32, Status)>,
+) {
+    let nodes: &[NodeInfo] = filters.snapshot.nodes();
+    let hot = filters.snapshot.hot();
+    chunk.retain(|&ni| {
+        if fast.passes(&hot[ni as usize]) {
+            return true;
+        }
+        for &fi in filters.active {
+            let f = &filters.fwk.filters[fi];
+            let s = f.filter(filters.state, filters.pod, &nodes[ni as usize]);
+            if !s.is_success() {
+                failed.push((ni, s.with_plugin(f.name())));
+                return false;
+            }
+        }
+        true
+    });
+}
+
+/// Each active filter's batch entry point ([`crate::framework::FilterPlugin::filter_nodes`])
+/// over what is left of the chunk, in order: one dynamic call per plugin, not per node.
+fn filter_plugin_by_plugin(
+    filters: &Filters<'_>,
+    chunk: &mut Vec<u32>,
+    failed: &mut Vec<(u32, Status)>,
+) {
+    for &fi in filters.active {
+        filters.fwk.filters[fi].filter_nodes(
+            filters.state,
+            filters.pod,
+            filters.snapshot,
+            chunk,
+            failed,
+        );
+        if chunk.is_empty() {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "find_feasible_test.rs"]
+mod tests;

@@ -1,0 +1,322 @@
+//! Tests of the search for feasible nodes.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::*;
+use crate::framework::plugins::testutil::{node, pod, snapshot};
+use crate::schedule_one::testutil::{ByName, codes, framework_of};
+use crate::schedule_one::{Algorithm, ScheduleError};
+
+/// TestFairEvaluationForNodes (generic_scheduler_test.go, v1.22): with 500 feasible nodes
+/// and percentageOfNodesToScore 30, every cycle finds exactly numFeasibleNodesToFind nodes
+/// and the start index advances by that much, wrapping around, so every node gets its turn.
+#[test]
+fn fair_evaluation_for_nodes() {
+    let nodes: Vec<_> = (0..500)
+        .map(|i| node(&i.to_string()).allocatable(&[("pods", "110")]))
+        .collect();
+    let snap = snapshot(nodes, &[]);
+    let policy = crate::policy::parse_policy(
+        "inline",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"PodFitsResources"}],"priorities":[]}"#,
+    )
+    .unwrap()
+    .resolved;
+    let fwk = Framework::from_policy(&policy).unwrap();
+    let mut algo = Algorithm::new(30, 1);
+    let to_find = num_feasible_nodes_to_find(30, 500);
+    assert_eq!(to_find, 150);
+    let p = pod("p").info();
+    for i in 0..2 * (500 / to_find + 1) {
+        let r = algo.schedule(&fwk, &snap, &p, false).unwrap();
+        assert_eq!(r.feasible_nodes, to_find);
+        assert_eq!(
+            algo.next_start_node_index,
+            (i + 1) * to_find % 500,
+            "cycle {i}"
+        );
+    }
+}
+
+/// The search stops at the numFeasibleNodesToFind-th feasible node, whatever the chunking:
+/// nodes after it are neither counted as processed nor reported in the diagnosis.
+#[test]
+fn search_stops_at_the_last_needed_feasible_node() {
+    let nodes: Vec<_> = (0..200)
+        .map(|i| {
+            let n = node(&format!("n{i:03}")).allocatable(&[("pods", "110")]);
+            if i >= 100 { n.unschedulable() } else { n }
+        })
+        .collect();
+    let snap = snapshot(nodes, &[]);
+    let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+    let mut algo = Algorithm::new(0, 1);
+    let p = pod("p").info();
+    let r = algo.schedule(&fwk, &snap, &p, true).unwrap();
+    assert_eq!(r.feasible_nodes, 100);
+    assert_eq!(r.diagnosis.unwrap().len(), 0);
+    assert_eq!(algo.next_start_node_index, 100);
+    let r = algo.schedule(&fwk, &snap, &p, true).unwrap();
+    // From n100: 100 cordoned nodes, then n000..n099.
+    assert_eq!(r.feasible_nodes, 100);
+    assert_eq!(r.diagnosis.unwrap().len(), 100);
+    // processed = 100 failed + 100 feasible, from 100: (100 + 200) % 200.
+    assert_eq!(algo.next_start_node_index, 100);
+}
+
+/// Differential test of the combined FastCheck pass: on nodes with taints, cordons,
+/// overcommitted resources and full pod slots, the feasible set and every failed node's
+/// reasons equal running each policy filter's `filter` on each node in order.
+#[test]
+fn fast_checks_agree_with_the_per_node_filters() {
+    let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+    let mut x: u64 = 99;
+    let mut rnd = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut nodes = Vec::new();
+    let mut running = Vec::new();
+    for i in 0..120 {
+        let name = format!("n{i}");
+        let pods_cap = (1 + rnd(3)).to_string();
+        let mut n = node(&name).allocatable(&[
+            ("cpu", if rnd(2) == 0 { "2" } else { "4" }),
+            ("memory", if rnd(2) == 0 { "4Gi" } else { "8Gi" }),
+            ("pods", &pods_cap),
+            ("ephemeral-storage", "10Gi"),
+        ]);
+        match rnd(6) {
+            0 => n = n.unschedulable(),
+            1 => n = n.taint("dedicated", "gpu", "NoSchedule"),
+            2 => n = n.taint("soft", "x", "PreferNoSchedule"),
+            _ => {}
+        }
+        nodes.push(n);
+        for k in 0..rnd(3) {
+            // Running pods may overcommit (they were bound by someone else).
+            let cpu = format!("{}m", 500 + rnd(2000));
+            let eph = if rnd(5) == 0 { "20Gi" } else { "1Gi" };
+            running.push(
+                pod(&format!("r{i}-{k}"))
+                    .container(&[("cpu", &cpu), ("memory", "1Gi"), ("ephemeral-storage", eph)])
+                    .node(&name),
+            );
+        }
+    }
+    let snap = snapshot(nodes, &running);
+    let mut algo = Algorithm::new(100, 5);
+    for k in 0..60 {
+        let cpu = format!("{}m", rnd(3000));
+        let mut p = pod(&format!("p{k}")).container(&[("cpu", &cpu), ("memory", "1Gi")]);
+        if rnd(3) == 0 {
+            p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule");
+        }
+        if rnd(4) == 0 {
+            p = p.toleration(
+                "node.kubernetes.io/unschedulable",
+                "Exists",
+                "",
+                "NoSchedule",
+            );
+        }
+        let p = p.info();
+        let mut state = CycleState::new();
+        let mut expected_failed = BTreeMap::new();
+        for ni in snap.nodes() {
+            for f in &fwk.filters {
+                if f.pre_filter(&mut state, &p, &snap).is_skip() {
+                    continue;
+                }
+                let st = f.filter(&state, &p, ni);
+                if !st.is_success() {
+                    let reasons: Vec<String> = st.reasons.iter().map(|r| r.to_string()).collect();
+                    expected_failed.insert(ni.name.clone(), reasons);
+                    break;
+                }
+            }
+        }
+        match algo.schedule(&fwk, &snap, &p, true) {
+            Ok(r) => {
+                assert_eq!(r.diagnosis.unwrap(), expected_failed, "pod {k}");
+                assert_eq!(
+                    r.feasible_nodes,
+                    snap.len() - expected_failed.len(),
+                    "pod {k}"
+                );
+            }
+            Err(ScheduleError::Fit(fe)) => {
+                let got: BTreeMap<String, Vec<String>> = fe
+                    .node_to_status
+                    .iter()
+                    .map(|(n, s)| (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect()))
+                    .collect();
+                assert_eq!(got, expected_failed, "pod {k}");
+                assert_eq!(expected_failed.len(), snap.len());
+            }
+            Err(e) => panic!("pod {k}: {e}"),
+        }
+    }
+}
+
+/// Upstream `kubernetes/kubernetes` `pkg/scheduler/core/generic_scheduler_test.go`,
+/// `TestNumFeasibleNodesToFind` (v1.22: `g.numFeasibleNodesToFind(numAllNodes)` on a
+/// `genericScheduler{percentageOfNodesToScore}`). Table read from index id 10260167 (a post-1.24
+/// `schedule_one_test.go`-style copy) and identical in older copies (ids 53190816046,
+/// 8381068759, 1288678901, 55511566435). The names say "50" but the threshold is
+/// `minFeasibleNodesToFind` = 100.
+#[test]
+fn test_num_feasible_nodes_to_find() {
+    struct Case {
+        name: &'static str,
+        percentage_of_nodes_to_score: i32,
+        num_all_nodes: usize,
+        want_num_nodes: usize,
+    }
+    let cases = vec![
+        Case {
+            name: "not set percentageOfNodesToScore and nodes number not more than 50",
+            percentage_of_nodes_to_score: DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
+            num_all_nodes: 10,
+            want_num_nodes: 10,
+        },
+        Case {
+            name: "set percentageOfNodesToScore and nodes number not more than 50",
+            percentage_of_nodes_to_score: 40,
+            num_all_nodes: 10,
+            want_num_nodes: 10,
+        },
+        Case {
+            // 50 - 1000/125 = 42% of 1000.
+            name: "not set percentageOfNodesToScore and nodes number more than 50",
+            percentage_of_nodes_to_score: 0,
+            num_all_nodes: 1000,
+            want_num_nodes: 420,
+        },
+        Case {
+            name: "set percentageOfNodesToScore and nodes number more than 50",
+            percentage_of_nodes_to_score: 40,
+            num_all_nodes: 1000,
+            want_num_nodes: 400,
+        },
+        Case {
+            // 50 - 6000/125 = 2%, clamped to 5% of 6000.
+            name: "not set percentageOfNodesToScore and nodes number more than 50*125",
+            percentage_of_nodes_to_score: 0,
+            num_all_nodes: 6000,
+            want_num_nodes: 300,
+        },
+        Case {
+            name: "set percentageOfNodesToScore and nodes number more than 50*125",
+            percentage_of_nodes_to_score: 40,
+            num_all_nodes: 6000,
+            want_num_nodes: 2400,
+        },
+    ];
+    for c in cases {
+        assert_eq!(
+            num_feasible_nodes_to_find(c.percentage_of_nodes_to_score, c.num_all_nodes),
+            c.want_num_nodes,
+            "{}",
+            c.name
+        );
+    }
+}
+
+/// v1.22 `RunFilterPlugins` returns a filter's Error status at once, wrapped as `running
+/// %q filter plugin: %w`, also with `alwaysCheckAllPredicates` (runAllFilters) and after
+/// another filter found the node unschedulable: the attempt fails with that error. (Before
+/// the fix the merged status kept the Unschedulable code and the error was lost.)
+#[test]
+fn filter_error_aborts_the_attempt_even_when_running_all_filters() {
+    let snap = snapshot(vec![node("n1"), node("n2")], &[]);
+    let p = pod("p").info();
+    for run_all in [false, true] {
+        let fwk = framework_of(
+            vec![
+                ByName::boxed("First", Code::Unschedulable, &["n1"]),
+                ByName::boxed("Broken", Code::Error, &["n1"]),
+            ],
+            run_all,
+        );
+        let r = Algorithm::new(100, 1).schedule(&fwk, &snap, &p, false);
+        if run_all {
+            match r {
+                Err(e @ ScheduleError::ExtensionPoint { .. }) => assert_eq!(
+                    e.to_string(),
+                    "running \"Broken\" filter plugin: Broken says no"
+                ),
+                other => panic!("{other:?}"),
+            }
+        } else {
+            // Without runAllFilters the Unschedulable filter stops n1 first: n2 fits.
+            assert_eq!(r.unwrap().node, "n2");
+        }
+    }
+}
+
+/// An Error on any node aborts the attempt even when other nodes fit, and the search stops
+/// there (upstream cancels the parallel search once an error is sent) instead of filtering
+/// the remaining nodes.
+#[test]
+fn filter_error_on_a_later_node_aborts_and_stops_the_search() {
+    let names: Vec<String> = (0..600).map(|i| format!("n{i:03}")).collect();
+    let snap = snapshot(names.iter().map(|n| node(n)).collect(), &[]);
+    let p = pod("p").info();
+    let calls: Arc<std::sync::atomic::AtomicUsize> = Default::default();
+    let fwk = framework_of(
+        vec![ByName::counted(
+            "Broken",
+            Code::Error,
+            &["n010"],
+            calls.clone(),
+        )],
+        false,
+    );
+    let mut algo = Algorithm::new(100, 1);
+    let e = algo.schedule(&fwk, &snap, &p, false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "running \"Broken\" filter plugin: Broken says no"
+    );
+    // The first chunk (256 nodes) was filtered, not all 600.
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 256);
+    assert_eq!(algo.next_start_node_index, 256);
+}
+
+/// v1.22 `RunPreFilterPlugins` wraps an Error status as `running PreFilter plugin %q: %w`.
+#[test]
+fn prefilter_error_text() {
+    struct Broken;
+    impl crate::framework::FilterPlugin for Broken {
+        fn name(&self) -> &'static str {
+            "VolumeBinding"
+        }
+        fn pre_filter(&self, _: &mut CycleState, _: &PodInfo, _: &Snapshot) -> Status {
+            Status::error("error getting PVC \"default/c\": could not find it")
+        }
+        fn filter(&self, _: &CycleState, _: &PodInfo, _: &NodeInfo) -> Status {
+            Status::success()
+        }
+    }
+    let snap = snapshot(vec![node("n1")], &[]);
+    let fwk = framework_of(vec![Box::new(Broken)], false);
+    let mut algo = Algorithm::new(100, 1);
+    let e = algo
+        .schedule(&fwk, &snap, &pod("p").info(), false)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "running PreFilter plugin \"VolumeBinding\": error getting PVC \"default/c\": could not find it"
+    );
+    // RunPreFilterPlugins observes its duration with the Error code; nothing else ran.
+    assert_eq!(
+        codes(algo.last_timings()),
+        [Some(Code::Error), None, None, None]
+    );
+}
