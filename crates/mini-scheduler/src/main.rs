@@ -1,5 +1,6 @@
 //! `mini-scheduler`: a Kubernetes secondary scheduler driven by a legacy kube-scheduler Policy
-//! file. Subcommands: `simulate` (the scheduling cycle over cluster files) and `policy check`.
+//! file. Subcommands: `simulate` (the scheduling cycle over cluster files), `run`, `policy check`
+//! and `policy convert` (to a KubeSchedulerConfiguration).
 
 mod output;
 mod run;
@@ -11,6 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates, LoadedPolicy};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
@@ -83,6 +85,21 @@ enum PolicyCommand {
     Check {
         /// Policy file (JSON or YAML, `kind: Policy`, `apiVersion: v1`).
         file: PathBuf,
+    },
+    /// Print the KubeSchedulerConfiguration a Policy file resolves to (YAML on stdout): one
+    /// profile with the plugins per extension point, their weights and arguments, and the
+    /// extenders. What the target version cannot express is left out with a warning on stderr
+    /// naming the nearest equivalent. Exit code 2 when the Policy is invalid.
+    Convert {
+        /// Policy file (JSON or YAML, `kind: Policy`, `apiVersion: v1`).
+        file: PathBuf,
+        /// Configuration version: v1beta2 (read by kube-scheduler v1.22-v1.27), v1beta3
+        /// (v1.23-v1.28) or v1 (v1.25+).
+        #[arg(long = "to", default_value = "v1beta2", value_parser = ["v1beta2", "v1beta3", "v1"])]
+        to: String,
+        /// schedulerName of the profile: pods with this spec.schedulerName use it.
+        #[arg(long, default_value = "mini-scheduler")]
+        scheduler_name: String,
     },
 }
 
@@ -184,6 +201,14 @@ fn main() -> ExitCode {
         Command::Policy {
             command: PolicyCommand::Check { file },
         } => policy_check(&file, &gates),
+        Command::Policy {
+            command:
+                PolicyCommand::Convert {
+                    file,
+                    to,
+                    scheduler_name,
+                },
+        } => policy_convert(&file, &to, &scheduler_name, &gates),
         Command::Simulate(args) => simulate(args, &gates),
     }
 }
@@ -234,6 +259,48 @@ fn policy_check(file: &PathBuf, gates: &FeatureGates) -> ExitCode {
         }
         Err(code) => code,
     }
+}
+
+fn policy_convert(
+    file: &PathBuf,
+    to: &str,
+    scheduler_name: &str,
+    gates: &FeatureGates,
+) -> ExitCode {
+    let version = match to.parse::<ConfigVersion>() {
+        Ok(v) => v,
+        Err(e) => {
+            print_error(format_args!("--to: {e}"));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let loaded = match load_policy_or_exit(Some(file), gates) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    // The Policy must build into a profile, as `policy check` requires.
+    if let Err(e) = scheduler::Framework::from_policy(&loaded.resolved) {
+        print_error(format_args!("{}: {e}", file.display()));
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let source = file.display().to_string();
+    let conversion =
+        match scheduler::config::convert_policy(&loaded, &source, version, scheduler_name) {
+            Ok(c) => c,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+    for w in &conversion.warnings {
+        let _ = writeln!(io::stderr(), "warning: {}", escape_control_line(w));
+    }
+    // serde_yaml quotes and escapes control characters itself.
+    finish_output(
+        io::stdout()
+            .lock()
+            .write_all(conversion.to_yaml().as_bytes()),
+    )
 }
 
 fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {

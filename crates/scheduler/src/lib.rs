@@ -6,6 +6,7 @@
 //! on the framework scale 0..=100.
 
 pub mod cache;
+pub mod config;
 pub mod controller;
 pub mod escape;
 pub mod extender;

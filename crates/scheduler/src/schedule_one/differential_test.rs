@@ -22,6 +22,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::*;
+use crate::framework::ScoreMode;
 use crate::framework::plugins::testutil::{NodeB, PodB, node, pod, snapshot, term};
 use crate::framework::{CycleState, ScoreMode};
 
