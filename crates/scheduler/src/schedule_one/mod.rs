@@ -345,7 +345,3 @@ mod extenders_test;
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
-
-#[cfg(test)]
-#[path = "differential_test.rs"]
-mod differential_test;
