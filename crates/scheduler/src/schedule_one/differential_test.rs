@@ -24,7 +24,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use super::*;
 use crate::framework::ScoreMode;
 use crate::framework::plugins::testutil::{NodeB, PodB, node, pod, snapshot, term};
-use crate::framework::{CycleState, ScoreMode};
 
 /// Seeds run by `cargo test`; `DIFFERENTIAL_SEEDS=N` runs more.
 const DEFAULT_SEEDS: u64 = 120;
