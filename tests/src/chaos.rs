@@ -55,8 +55,12 @@ pub struct ChaosReport {
     pub unschedulable: usize,
     /// Accepted Lease acquisitions (terms).
     pub terms: usize,
-    /// Bindings answered `409 ... already assigned`.
+    /// Bindings answered `409 ... already assigned` for a pod bound to another node than the
+    /// one the Binding named: a scheduler that acted on a stale cache (target: none).
     pub conflicts_409: usize,
+    /// Bindings answered 409 for a pod already bound to the node they named (a retry after a
+    /// lost response: success, not an error).
+    pub conflicts_409_same_node: usize,
     /// Invariant violations (target: none).
     pub violations: Vec<String>,
     /// Wall time of the run.
@@ -72,7 +76,7 @@ impl ChaosReport {
     /// One line: faults, pods bound, violations.
     pub fn line(&self) -> String {
         format!(
-            "chaos: {} faults ({}), {} pods: {} bound exactly once, {} unschedulable with FailedScheduling; {} terms, {} Binding 409s; {} violations; {:.0} s",
+            "chaos: {} faults ({}), {} pods: {} bound exactly once, {} unschedulable with FailedScheduling; {} terms, {} Binding 409s to another node ({} to the same node); {} violations; {:.0} s",
             self.fault_count(),
             self.faults
                 .iter()
@@ -84,6 +88,7 @@ impl ChaosReport {
             self.unschedulable,
             self.terms,
             self.conflicts_409,
+            self.conflicts_409_same_node,
             self.violations.len(),
             self.took.as_secs_f64()
         )
@@ -395,7 +400,18 @@ pub fn check(
             continue;
         }
         if w.code == 409 {
-            report.conflicts_409 += 1;
+            let pod = w.name.clone().unwrap_or_default();
+            let target = w
+                .request
+                .as_ref()
+                .and_then(|r| r.pointer("/target/name"))
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
+            if target.is_some() && objects::node_of(api, &pod) == target {
+                report.conflicts_409_same_node += 1;
+            } else {
+                report.conflicts_409 += 1;
+            }
         }
         if !accepted(w) {
             continue;
