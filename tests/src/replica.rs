@@ -62,7 +62,8 @@ pub fn run_config(identity: &str) -> RunConfig {
     RunConfig {
         scheduler_name: SCHEDULER_NAME.to_string(),
         identity: identity.to_string(),
-        policy: policy(),
+        profile: scheduler::Profile::from_resolved(policy(), "policy")
+            .expect("the sample policy builds"),
         percentage_of_nodes_to_score: 100,
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),

@@ -54,7 +54,7 @@ async fn prebind_binds_volumes_before_the_pod() {
     ));
 
     let mut run = run_config("replica-1");
-    run.policy = default_provider();
+    run.profile = scheduler::Profile::from_resolved(default_provider(), "DefaultProvider").unwrap();
     let mut replica = spawn_replica_with(&api, "replica-1", false, run).await;
 
     let pods: Api<Pod> = Api::namespaced(api.client(TESTER), "default");

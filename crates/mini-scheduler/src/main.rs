@@ -14,7 +14,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
-use scheduler::policy::{self, FeatureGates, LoadedPolicy};
+use scheduler::policy::{self, FeatureGates};
+use scheduler::profile::{PolicySource, Profile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -27,7 +28,7 @@ const DEMO_CLUSTER: &str = include_str!("../../../config/demo-cluster.yaml");
 /// The sample policy shipped in `config/policy-config-file.json`.
 const DEMO_POLICY: &str = include_str!("../../../config/policy-config-file.json");
 
-/// Exit code for bad input (policy, cluster files), as kube-scheduler's flag errors.
+/// Exit code for bad input (policy, cluster files, flags), as kube-scheduler's flag errors.
 const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser, Debug)]
@@ -192,7 +193,7 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run(args) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt.block_on(run::run(args, gates)),
+            Ok(rt) => rt.block_on(run::run(args, &gates)),
             Err(e) => {
                 print_error(format_args!("starting the async runtime: {e}"));
                 ExitCode::FAILURE
@@ -213,22 +214,19 @@ fn main() -> ExitCode {
     }
 }
 
-/// The policy file (or the bundled sample) loaded and resolved under `gates`.
-fn load_policy_or_exit(
-    path: Option<&PathBuf>,
+/// The profile of `source` under `gates` ([`Profile::load`]), its warnings logged; on error
+/// the message is printed and the exit code is [`EXIT_BAD_INPUT`]. Every subcommand loads its
+/// policy through here.
+fn load_profile_or_exit(
+    source: PolicySource<'_>,
     gates: &FeatureGates,
-) -> Result<LoadedPolicy, ExitCode> {
-    let loaded = match path {
-        Some(p) => policy::load_policy_file(p),
-        None => policy::parse_policy("config/policy-config-file.json (bundled)", DEMO_POLICY),
-    };
-    match loaded {
-        Ok(mut l) => {
-            for w in &l.warnings {
+) -> Result<Profile, ExitCode> {
+    match Profile::load(source, gates) {
+        Ok((profile, warnings)) => {
+            for w in &warnings {
                 tracing::warn!("{}", escape_control_line(w));
             }
-            l.resolved = l.resolved.with_feature_gates(gates);
-            Ok(l)
+            Ok(profile)
         }
         Err(e) => {
             print_error(e);
@@ -237,20 +235,11 @@ fn load_policy_or_exit(
     }
 }
 
-fn policy_check(file: &PathBuf, gates: &FeatureGates) -> ExitCode {
-    match load_policy_or_exit(Some(file), gates) {
-        Ok(l) => {
-            // The plugins must also build into a profile (e.g. weights that cannot overflow).
-            if let Err(e) = scheduler::Framework::from_policy(&l.resolved) {
-                print_error(format_args!("{}: {e}", file.display()));
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-            // Extender URLs and TLS material (files are read) must be usable.
-            if let Err(e) = scheduler::extender::build_extenders(&l.resolved.extenders) {
-                print_error(format_args!("{}: {e}", file.display()));
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-            let text = format!("{}: valid\n{}\n", file.display(), l.resolved);
+fn policy_check(file: &std::path::Path, gates: &FeatureGates) -> ExitCode {
+    // Decoded, validated and built (plugins, extender URLs and TLS material) as `run` does.
+    match load_profile_or_exit(PolicySource::File(file), gates) {
+        Ok(profile) => {
+            let text = format!("{}: valid\n{}\n", file.display(), profile.policy);
             finish_output(
                 io::stdout()
                     .lock()
@@ -274,13 +263,21 @@ fn policy_convert(
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let loaded = match load_policy_or_exit(Some(file), gates) {
+    // Decoded, validated and built (plugins, extender URLs and TLS material) as `policy check`
+    // does; the conversion also needs the decoded document, so it is loaded here directly.
+    let mut loaded = match scheduler::policy::load_policy_file(file) {
         Ok(l) => l,
-        Err(code) => return code,
+        Err(e) => {
+            print_error(e);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
     };
-    // The Policy must build into a profile, as `policy check` requires.
-    if let Err(e) = scheduler::Framework::from_policy(&loaded.resolved) {
-        print_error(format_args!("{}: {e}", file.display()));
+    for w in &loaded.warnings {
+        tracing::warn!("{}", escape_control_line(w));
+    }
+    loaded.resolved = loaded.resolved.with_feature_gates(gates);
+    if let Err(e) = Profile::from_resolved(loaded.resolved.clone(), &file.display().to_string()) {
+        print_error(e);
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let source = file.display().to_string();
@@ -304,8 +301,15 @@ fn policy_convert(
 }
 
 fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
-    let loaded = match load_policy_or_exit(args.policy.as_ref(), gates) {
-        Ok(l) => l,
+    let source = match &args.policy {
+        Some(p) => PolicySource::File(p),
+        None => PolicySource::Text {
+            name: "config/policy-config-file.json (bundled)",
+            text: DEMO_POLICY,
+        },
+    };
+    let profile = match load_profile_or_exit(source, gates) {
+        Ok(p) => p,
         Err(code) => return code,
     };
     let mut cluster = Cluster::default();
@@ -338,7 +342,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let mut run = match Simulation::new(cluster, &loaded.resolved, &cfg) {
+    let mut run = match Simulation::new(cluster, &profile, &cfg) {
         Ok(r) => r,
         Err(e) => {
             print_error(e);

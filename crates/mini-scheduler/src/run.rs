@@ -16,9 +16,11 @@ use prometheus::{Encoder, Registry, TextEncoder};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
 use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
-use scheduler::escape::escape_control;
 use scheduler::policy;
+use scheduler::profile::PolicySource;
 use tracing::{error, info};
+
+use crate::{EXIT_BAD_INPUT, load_profile_or_exit};
 
 #[cfg(test)]
 #[path = "kubeconfig_fuzz.rs"]
@@ -26,8 +28,6 @@ mod kubeconfig_fuzz;
 
 /// Exit code when leadership is lost (kube-scheduler's `klog.FlushAndExit(..., 1)`).
 const EXIT_LEADERSHIP_LOST: u8 = 1;
-/// Exit code for configuration errors.
-const EXIT_BAD_INPUT: u8 = 2;
 
 /// Flags of `mini-scheduler run`; each can also come from the environment variable shown.
 #[derive(clap::Args, Debug)]
@@ -201,7 +201,7 @@ async fn client_config(args: &RunArgs) -> Result<kube::Config, String> {
 }
 
 /// `mini-scheduler run`, with the policy resolved under `gates` (`--feature-gates`).
-pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
+pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
     if args.leader_elect_resource_lock != "leases" {
         eprintln!(
             "error: --leader-elect-resource-lock={:?}: only \"leases\" is supported (endpoints and configmaps locks were removed from client-go in Kubernetes 1.24)",
@@ -216,34 +216,18 @@ pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
         );
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let resolved = match &args.policy_config_file {
-        Some(path) => match policy::load_policy_file(path) {
-            Ok(l) => {
-                for w in &l.warnings {
-                    tracing::warn!("{}", escape_control(w));
-                }
-                l.resolved.with_feature_gates(&gates)
-            }
-            Err(e) => {
-                eprintln!("error: {}", escape_control(&e.to_string()));
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-        },
-        None => {
-            let d = policy::default_provider().with_feature_gates(&gates);
-            for n in &d.notes {
-                info!("{n}");
-            }
-            d
-        }
+    let source = match &args.policy_config_file {
+        Some(path) => PolicySource::File(path),
+        None => PolicySource::DefaultProvider,
     };
-    if let Err(e) = scheduler::Framework::from_policy(&resolved) {
-        eprintln!("error: policy: {e}");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
-    if let Err(e) = scheduler::extender::build_extenders(&resolved.extenders) {
-        eprintln!("error: {e}");
-        return ExitCode::from(EXIT_BAD_INPUT);
+    let profile = match load_profile_or_exit(source, gates) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if args.policy_config_file.is_none() {
+        for n in &profile.policy.notes {
+            info!("{n}");
+        }
     }
     let identity = default_identity();
     let election = args.leader_elect.then(|| LeaderElectionConfig {
@@ -306,10 +290,10 @@ pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
     let (policy_updates, _policy_watcher) = match &args.policy_config_file {
         Some(path) => {
             let cfg = ReloadConfig {
-                feature_gates: gates,
+                feature_gates: *gates,
                 ..ReloadConfig::default()
             };
-            match watch_policy_file(path, resolved.clone(), &registry, cfg) {
+            match watch_policy_file(path, profile.policy.clone(), &registry, cfg) {
                 Ok((updates, watcher)) => (Some(updates), Some(watcher)),
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -323,7 +307,7 @@ pub async fn run(args: RunArgs, gates: policy::FeatureGates) -> ExitCode {
         run: RunConfig {
             scheduler_name: args.scheduler_name.clone(),
             identity: identity.clone(),
-            policy: resolved,
+            profile,
             percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
             bind_concurrency: 16,
             shutdown_grace: Duration::from_secs(10),

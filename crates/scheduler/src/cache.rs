@@ -20,13 +20,15 @@
 //!         Forget             Expire
 //! ```
 //!
-//! - [`Cache::assume_pod`] (Initial → Assumed) accounts the pod on its node at once, so the next
-//!   cycle sees the resources taken before the API server has answered the binding.
+//! - [`Cache::assume`] (Initial → Assumed) accounts the pod on its node at once, so the next
+//!   cycle sees the resources taken before the API server has answered the binding, then runs
+//!   Reserve (VolumeBinding's PV/PVC bindings); a Reserve failure forgets the pod before it
+//!   returns. It is the only way in, for cluster mode and `simulate` alike, and
+//!   [`Cache::forget_pod`] the only way back: every failure after assume is undone the same way.
 //! - [`Cache::finish_binding`] starts the expiry clock of an assumed pod; an assumed pod whose
 //!   binding never finished never expires (upstream's `bindingFinished`).
 //! - [`Cache::forget_pod`] (Assumed → Initial) undoes an assumption when binding failed,
-//!   including VolumeBinding's assumed PV/PVC bindings ([`Cache::assume_pod_volumes`];
-//!   Unreserve). [`Cache::finish_binding`] keeps them: the API server's newer objects replace
+//!   including VolumeBinding's assumed PV/PVC bindings (Unreserve). [`Cache::finish_binding`] keeps them: the API server's newer objects replace
 //!   them through the watches.
 //! - [`Cache::add_pod`] (Assumed → Added, or Initial/Expired → Added) confirms an assumed pod
 //!   when the watch shows it assigned; if it was assigned to another node than assumed, it is
@@ -75,7 +77,9 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
+use crate::framework::Reservation;
 use crate::framework::types::{NodeInfo, PodInfo};
+use crate::schedule_one::ScheduleResult;
 use crate::snapshot::Snapshot;
 
 /// How long an assumed pod whose binding finished may wait for the watch to confirm it: 2
@@ -123,6 +127,38 @@ pub enum CacheError {
         /// Node name.
         node: String,
     },
+}
+
+/// Why [`Cache::assume`] refused a placement; nothing stays assumed. Either is a scheduling
+/// error (v1.22 `scheduleOne`: `recordSchedulingFailure(..., SchedulerError, "")`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssumeError {
+    /// `AssumePod` failed: the pod is already cached or the node is gone ("most probably the
+    /// result of a bug", upstream says).
+    #[error(transparent)]
+    Assume(#[from] CacheError),
+    /// A Reserve plugin failed (VolumeBinding: an object changed since the cycle read it).
+    #[error("running Reserve plugin {plugin:?}: {message}")]
+    Reserve {
+        /// The plugin (`VolumeBinding`).
+        plugin: &'static str,
+        /// Its error.
+        message: String,
+    },
+}
+
+/// A placement [`Cache::assume`] accepted: what the binding cycle needs.
+#[derive(Debug, Clone)]
+pub struct Assumed {
+    /// The pod as cached: `node_name` set to the chosen node.
+    pub pod: Arc<PodInfo>,
+    /// The chosen node.
+    pub node: String,
+    /// GPU devices chosen, on a node that counts them (for the binding annotation).
+    pub gpu_indexes: Option<Vec<u32>>,
+    /// VolumeBinding's assumed PV/PVC bindings when PreBind has API writes to make (`None`
+    /// when the pod has no claim to bind).
+    pub volumes: Option<crate::volume::AssumedPodVolumes>,
 }
 
 /// Where a cached pod is in the state machine (see the module docs).
@@ -185,6 +221,11 @@ impl Cache {
     /// Assumed pods accounted (parked pods are not).
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
+    }
+
+    /// The cluster state, the cache dropped ([`Cache::snapshot`]).
+    pub fn into_snapshot(self) -> Snapshot {
+        self.snapshot
     }
 
     /// True when `key` (`namespace/name`) is assumed and not yet confirmed.
@@ -328,22 +369,6 @@ impl Cache {
         self.snapshot.volumes_mut()
     }
 
-    /// Reserve for VolumeBinding: assume the pod's PV/PVC bindings on `node`
-    /// ([`assume_pod_volumes`](crate::volume::assume_pod_volumes)),
-    /// so the next cycles see those PVs taken. [`Cache::forget_pod`] undoes it,
-    /// [`Cache::finish_binding`] keeps it.
-    ///
-    /// # Errors
-    /// The assumption failed (an object changed meanwhile); nothing is assumed.
-    pub fn assume_pod_volumes(
-        &mut self,
-        pod: &PodInfo,
-        node: &str,
-        volumes: &crate::volume::PodVolumes,
-    ) -> Result<crate::volume::AssumedPodVolumes, String> {
-        crate::volume::assume_pod_volumes(self.snapshot.volumes_mut(), pod, node, volumes)
-    }
-
     // ---- pods ----
 
     /// Account `key` on its node when the node is present, recording the GPU devices chosen.
@@ -394,19 +419,67 @@ impl Cache {
         Some(e)
     }
 
+    /// v1.22 `scheduleOne` between the algorithm and the binding cycle: `assume` the pod on
+    /// the node the cycle chose ([`ScheduleResult`]), with its GPU devices, then run Reserve:
+    /// assume each of the result's [`Reservation`]s (VolumeBinding's PV/PVC bindings, so the
+    /// next cycles see those PVs taken). A Reserve failure runs Unreserve and forgets the pod
+    /// before returning. Undo a placement whose binding then fails with
+    /// [`Cache::forget_pod`]; [`Cache::finish_binding`] ends a successful one.
+    ///
+    /// # Errors
+    /// [`AssumeError::Assume`] when the pod is already cached or the node is gone,
+    /// [`AssumeError::Reserve`] when a reservation cannot be assumed; nothing stays assumed.
+    pub fn assume(
+        &mut self,
+        pod: Arc<PodInfo>,
+        result: &ScheduleResult,
+    ) -> Result<Assumed, AssumeError> {
+        // No devices are recorded on a node that does not count them (GpuShare).
+        let gpu_indexes = (pod.gpu.count > 0 && !result.gpu_indexes.is_empty())
+            .then(|| result.gpu_indexes.clone());
+        let cached = self.assume_pod(pod, &result.node, gpu_indexes.clone())?;
+        let mut volumes = None;
+        for r in &result.reservations {
+            match r {
+                Reservation::Volumes(v) => {
+                    let index = self.snapshot.volumes_mut();
+                    match crate::volume::assume_pod_volumes(index, &cached, &result.node, v) {
+                        Ok(a) if a.all_bound => {}
+                        Ok(a) => volumes = Some(a),
+                        Err(e) => {
+                            // Unreserve and forget: the pod was assumed just above, on this
+                            // node, so forgetting it cannot fail.
+                            let _ = self.forget_pod(&cached);
+                            return Err(AssumeError::Reserve {
+                                plugin: crate::framework::plugins::volume_binding::NAME,
+                                message: e.to_string(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Assumed {
+            pod: cached,
+            node: result.node.clone(),
+            gpu_indexes,
+            volumes,
+        })
+    }
+
     /// `AssumePod`: account `pod` on `node` now, before the binding is written, with GPU
-    /// devices `gpu_indexes` when the Reserve step chose them. The cached copy has
-    /// `node_name` set to `node` (the raw `pod.pod` object is left as it was).
+    /// devices `gpu_indexes` when the Reserve step chose them. Returns the cached copy, whose
+    /// `node_name` is `node` (the raw `pod.pod` object is left as it was).
     ///
     /// # Errors
     /// [`CacheError::AssumePod`] when the pod is already cached (assumed or added) or `node`
     /// is not in the snapshot; nothing changes.
-    pub fn assume_pod(
+    fn assume_pod(
         &mut self,
         pod: Arc<PodInfo>,
         node: &str,
         gpu_indexes: Option<Vec<u32>>,
-    ) -> Result<(), CacheError> {
+    ) -> Result<Arc<PodInfo>, CacheError> {
         let key = pod.key();
         let err = |reason| CacheError::AssumePod {
             pod: key.clone(),
@@ -430,7 +503,7 @@ impl Cache {
         self.insert(
             key.clone(),
             Entry {
-                pod,
+                pod: pod.clone(),
                 node: node.into(),
                 gpu_indexes,
                 state: PodState::Assumed {
@@ -440,7 +513,7 @@ impl Cache {
             },
         );
         tracing::debug!(pod = %key, node = %node, "Pod assumed");
-        Ok(())
+        Ok(pod)
     }
 
     /// `FinishBinding`: the binding of assumed `key` (`namespace/name`) is done (successfully
@@ -522,6 +595,17 @@ impl Cache {
         let key = pod.key();
         if pod.node_name.is_empty() {
             return Err(CacheError::AddPod { pod: key });
+        }
+        // The very object assumed (`simulate` confirms its placements at once): only the
+        // state changes, the accounting stands.
+        if let Some(e) = self.pods.get_mut(&key)
+            && Arc::ptr_eq(&e.pod, &pod)
+        {
+            if matches!(e.state, PodState::Assumed { .. }) {
+                e.state = PodState::Added;
+                self.assumed -= 1;
+            }
+            return Ok(());
         }
         let previous = match self.pods.get(&key) {
             Some(e) if !e.pod.uid.is_empty() && !pod.uid.is_empty() && e.pod.uid != pod.uid => {
@@ -663,6 +747,20 @@ mod tests {
 
     /// Requested cpu and pod count on `node`, read from the NodeInfo and checked against its
     /// hot row.
+    /// The cycle's decision: `node`, with VolumeBinding's reservation `volumes`.
+    fn placed(node: &str, volumes: crate::volume::PodVolumes) -> ScheduleResult {
+        ScheduleResult {
+            node: node.into(),
+            node_index: 0,
+            evaluated_nodes: 1,
+            feasible_nodes: 1,
+            gpu_indexes: Vec::new(),
+            scores: None,
+            diagnosis: None,
+            reservations: vec![Reservation::Volumes(Arc::new(volumes))],
+        }
+    }
+
     fn used(c: &Cache, node: &str) -> (i64, usize) {
         let s = c.snapshot();
         let i = s.node_index(node).unwrap() as usize;
@@ -734,8 +832,8 @@ mod tests {
             dynamic_provisions: vec![],
         };
         drop(idx);
-        c.assume_pod(a.clone(), "n1", None).unwrap();
-        c.assume_pod_volumes(&a, "n1", &volumes).unwrap();
+        let assumed = c.assume(a.clone(), &placed("n1", volumes)).unwrap();
+        assert!(assumed.volumes.is_some(), "PreBind has a binding to write");
         let claim_ref = |c: &Cache| {
             c.snapshot()
                 .volumes()
@@ -757,6 +855,57 @@ mod tests {
         assert!(c.forget_pod(&confirmed).is_err());
         assert!(!c.snapshot().volumes().has_assumed_pod("default/a"));
         assert!(!claim_ref(&c), "the PV assumption was reverted");
+    }
+
+    /// A Reserve failure (the PV the cycle chose is gone) leaves nothing assumed: the pod is
+    /// forgotten by `assume` itself, and can be assumed again.
+    #[test]
+    fn reserve_failure_forgets_the_pod() {
+        use crate::volume::BindingInfo;
+        use crate::volume::index::testutil::{make_pv, make_pvc};
+        let mut c = cache_with(&["n1"]);
+        c.volumes_mut()
+            .upsert_pvc(make_pvc("data", "", "wait", Some("1Gi")));
+        let a = Arc::new(
+            p("a", 100)
+                .volume(k8s_openapi::api::core::v1::Volume {
+                    name: "data".into(),
+                    persistent_volume_claim: Some(
+                        k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                            claim_name: "data".into(),
+                            ..Default::default()
+                        },
+                    ),
+                    ..Default::default()
+                })
+                .info(),
+        );
+        let ghost = crate::volume::PodVolumes {
+            static_bindings: vec![BindingInfo {
+                pv: Arc::new(make_pv("ghost", "wait", "1Gi")),
+                pvc: Arc::new(make_pvc("data", "", "wait", Some("1Gi"))),
+            }],
+            dynamic_provisions: vec![],
+        };
+        let e = c.assume(a.clone(), &placed("n1", ghost)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("running Reserve plugin \"VolumeBinding\": "),
+            "{e}"
+        );
+        assert_eq!(c.pod_count(), 0);
+        assert_eq!(used(&c, "n1"), (0, 0));
+        let ok = c
+            .assume(pending("b", 100), &placed("n1", Default::default()))
+            .unwrap();
+        assert_eq!(ok.pod.node_name, "n1");
+        assert!(ok.volumes.is_none(), "nothing for PreBind to write");
+        assert_eq!(used(&c, "n1"), (100, 1));
+        // Confirming the very object assumed only changes its state (`simulate`).
+        c.add_pod(ok.pod.clone()).unwrap();
+        assert_eq!(c.pod_state("default/b"), Some(PodState::Added));
+        assert_eq!(c.assumed_pod_count(), 0);
+        assert_eq!(used(&c, "n1"), (100, 1));
     }
 
     /// `TestAddPodAfterExpiration` / `TestAssumePodScheduled` confirm path: the watch's Add

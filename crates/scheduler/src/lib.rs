@@ -14,6 +14,7 @@ pub mod framework;
 pub mod labels;
 pub mod nesting;
 pub mod policy;
+pub mod profile;
 pub mod quantity;
 pub mod queue;
 pub mod schedule_one;
@@ -25,5 +26,6 @@ pub mod volume;
 mod fuzz;
 
 pub use framework::{Framework, NodeInfo, PodInfo, Status};
+pub use profile::{Profile, ProfileError};
 pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};
 pub use snapshot::Snapshot;

@@ -71,10 +71,10 @@ pub use ratelimit::{ApiClients, RateLimitLayer, RateLimiter};
 
 use self::mirror::Mirrored;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
-use crate::extender::{Extender, ExtenderBindingArgs, ExtenderConfigError};
+use crate::extender::{Extender, ExtenderBindingArgs};
+use crate::framework::PodInfo;
 use crate::framework::types::ANNOTATION_GPU_INDEXES;
-use crate::framework::{Framework, FrameworkError, PodInfo};
-use crate::policy::ResolvedPolicy;
+use crate::profile::Profile;
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
 
@@ -97,8 +97,8 @@ pub struct RunConfig {
     pub scheduler_name: String,
     /// This replica's identity (the election identity), written on Bindings and events.
     pub identity: String,
-    /// The resolved Policy.
-    pub policy: ResolvedPolicy,
+    /// The profile built from the Policy ([`Profile::load`]); a hot reload replaces it.
+    pub profile: Profile,
     /// `percentageOfNodesToScore` (0 = adaptive).
     pub percentage_of_nodes_to_score: i32,
     /// Bindings in flight at most.
@@ -119,17 +119,6 @@ pub enum RunOutcome {
     Shutdown,
     /// This replica led and no longer does: it stopped scheduling at once.
     LeadershipLost,
-}
-
-/// Why [`run`] could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The policy does not build into a profile.
-    #[error(transparent)]
-    Framework(#[from] FrameworkError),
-    /// An extender of the policy cannot be set up (URL, TLS material).
-    #[error(transparent)]
-    Extender(#[from] ExtenderConfigError),
 }
 
 /// Shared flags for the admin endpoints.
@@ -352,7 +341,6 @@ struct Scheduler {
     cfg: RunConfig,
     client: Client,
     recorder: events::EventRecorder,
-    fwk: Arc<Framework>,
     algo: Algorithm,
     cache: Cache,
     queue: PriorityQueue,
@@ -381,8 +369,6 @@ struct Scheduler {
     /// The newest pending-watch version of a pod seen while it was assumed (requeued if the
     /// binding fails).
     latest_pending: HashMap<String, Arc<PodInfo>>,
-    /// The policy's extenders (also set on `algo`), for `extendersBinding`.
-    extenders: Vec<Arc<dyn Extender>>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -392,8 +378,6 @@ struct Scheduler {
 /// leadership fence still holds right before the request.
 ///
 /// # Errors
-/// [`RunError::Framework`] when the policy does not build into a profile,
-/// [`RunError::Extender`] when one of its extenders cannot be set up.
 pub async fn run(
     clients: ApiClients,
     cfg: RunConfig,
@@ -401,9 +385,7 @@ pub async fn run(
     metrics: SchedulerMetrics,
     status: Status,
     shutdown: impl Future<Output = ()> + Send,
-) -> Result<RunOutcome, RunError> {
-    let fwk = Arc::new(Framework::from_policy(&cfg.policy)?);
-    let extenders = crate::extender::build_extenders(&cfg.policy.extenders)?;
+) -> RunOutcome {
     let ApiClients {
         reads,
         writes: client,
@@ -461,14 +443,13 @@ pub async fn run(
         cfg.identity.clone(),
     );
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
-    algo.set_extenders(extenders.clone());
+    algo.set_extenders(cfg.profile.extenders.clone());
     let mut s = Scheduler {
         algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
         cfg,
         client,
         recorder,
-        fwk,
         cache: Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)),
         queue: PriorityQueue::new(QueueConfig::default()),
         metrics,
@@ -486,7 +467,6 @@ pub async fn run(
         read_client: reads,
         assumed_uid: HashMap::new(),
         latest_pending: HashMap::new(),
-        extenders,
     };
 
     let mut state = leader.state();
@@ -608,7 +588,7 @@ pub async fn run(
             }
         }
     }
-    Ok(outcome)
+    outcome
 }
 
 /// Resolves when a policy is published (`true`) or the channel closes (`false`).
@@ -633,9 +613,8 @@ impl Scheduler {
     /// flight keep the binder they were given). Pods found unschedulable under the old policy
     /// are retried (they may fit now).
     fn apply_policy(&mut self, u: &reload::PolicyUpdate) {
-        self.fwk = u.framework.clone();
-        self.extenders = u.extenders.clone();
-        self.algo.set_extenders(u.extenders.clone());
+        self.cfg.profile = u.profile.clone();
+        self.algo.set_extenders(u.profile.extenders.clone());
         let moved =
             self.queue
                 .move_all_to_active_or_backoff(ClusterEvent::PolicyChange, now(), None);
@@ -913,13 +892,14 @@ impl Scheduler {
             return;
         }
         let start = std::time::Instant::now();
-        let result = if !crate::extender::cycle_calls_extenders(&self.extenders, &pod) {
+        let profile = &self.cfg.profile;
+        let result = if !crate::extender::cycle_calls_extenders(&profile.extenders, &pod) {
             self.algo
-                .schedule(&self.fwk, self.cache.snapshot(), &pod, false)
+                .schedule(&profile.framework, self.cache.snapshot(), &pod, false)
         } else {
             // Extender calls block (kube-scheduler calls them synchronously in the cycle too):
             // tell the runtime, so the other tasks (watches, bindings, the elector) move on.
-            let (algo, fwk, snapshot) = (&mut self.algo, &self.fwk, self.cache.snapshot());
+            let (algo, fwk, snapshot) = (&mut self.algo, &profile.framework, self.cache.snapshot());
             blocking(|| algo.schedule(fwk, snapshot, &pod, false))
         };
         // Each extension point the cycle reached, whatever its outcome (v1.22 observes them in
@@ -940,54 +920,31 @@ impl Scheduler {
         }
         match result {
             Ok(r) => {
-                // No devices are recorded on a node that does not count them (GpuShare).
-                let gpu =
-                    (pod.gpu.count > 0 && !r.gpu_indexes.is_empty()).then(|| r.gpu_indexes.clone());
-                if let Err(e) = self.cache.assume_pod(pod.clone(), &r.node, gpu.clone()) {
-                    // v1.22 scheduleOne: PodScheduleError, then recordSchedulingFailure(...,
-                    // err, SchedulerError, "") — "most probably the result of a bug".
-                    error!(pod = %key, error = %e, "Assume failed");
-                    self.scheduler_error(qp, e.to_string());
-                    return;
-                }
-                // Reserve: VolumeBinding's PV/PVC bindings, assumed with the pod.
-                let mut volume_job = None;
-                for res in &r.reservations {
-                    match res {
-                        crate::framework::Reservation::Volumes(v) => {
-                            match self.cache.assume_pod_volumes(&pod, &r.node, v) {
-                                Ok(a) if a.all_bound => {}
-                                Ok(a) => {
-                                    let volumes = self.cache.snapshot().volumes();
-                                    volume_job = Some(volume_binding::VolumeBindJob {
-                                        pod: pod.clone(),
-                                        assumed: a,
-                                        node_labels: self
-                                            .cache
-                                            .snapshot()
-                                            .node(&r.node)
-                                            .map(|n| n.labels.clone())
-                                            .unwrap_or_default(),
-                                        csi_node: volumes.csi_node(&r.node).cloned(),
-                                        gates: crate::volume::MigrationGates::default(),
-                                    });
-                                }
-                                Err(e) => {
-                                    let message = format!(
-                                        "running Reserve plugin {:?}: {e}",
-                                        crate::framework::plugins::volume_binding::NAME
-                                    );
-                                    warn!(pod = %key, error = %message, "Reserve failed");
-                                    let _ = self.cache.forget_pod(&pod);
-                                    // v1.22 scheduleOne: recordSchedulingFailure(...,
-                                    // sts.AsError(), SchedulerError, "") after Reserve.
-                                    self.scheduler_error(qp, message);
-                                    return;
-                                }
-                            }
-                        }
+                // assume, then Reserve (VolumeBinding's PV/PVC bindings); a failure of either
+                // leaves nothing assumed. v1.22 scheduleOne: recordSchedulingFailure(..., err,
+                // SchedulerError, "") after either.
+                let assumed = match self.cache.assume(pod.clone(), &r) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        warn!(pod = %key, error = %e, "Assume or Reserve failed");
+                        self.scheduler_error(qp, e.to_string());
+                        return;
                     }
-                }
+                };
+                let volume_job = assumed.volumes.map(|a| {
+                    let snapshot = self.cache.snapshot();
+                    volume_binding::VolumeBindJob {
+                        pod: pod.clone(),
+                        assumed: a,
+                        node_labels: snapshot
+                            .node(&r.node)
+                            .map(|n| n.labels.clone())
+                            .unwrap_or_default(),
+                        csi_node: snapshot.volumes().csi_node(&r.node).cloned(),
+                        gates: crate::volume::MigrationGates::default(),
+                    }
+                });
+                let gpu = assumed.gpu_indexes;
                 self.pending.remove(&key);
                 self.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
@@ -1000,7 +957,8 @@ impl Scheduler {
                     .scheduling_attempt_duration
                     .with_label_values(&["scheduled", PROFILE])
                     .observe(elapsed);
-                let binder = crate::extender::binder_for(&self.extenders, &pod).cloned();
+                let binder =
+                    crate::extender::binder_for(&self.cfg.profile.extenders, &pod).cloned();
                 self.spawn_bind(
                     BindJob {
                         pod,

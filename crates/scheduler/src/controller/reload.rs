@@ -13,9 +13,8 @@
 //! - A periodic re-read ([`ReloadConfig::resync_period`]) catches changes the watch cannot see
 //!   (a symlink into another directory, a file system without inotify).
 //! - Bytes equal to the policy in force, or to the last rejected version, are ignored.
-//! - A new version is decoded and validated exactly as at start (the strict loader, then
-//!   [`Framework::from_policy`] and [`build_extenders`]); if it is valid, the built
-//!   [`Framework`] and extenders are published on a `tokio::sync::watch` channel
+//! - A new version is decoded, validated and built exactly as at start ([`Profile::load`]); if
+//!   it is valid, the built [`Profile`] is published on a `tokio::sync::watch` channel
 //!   ([`PolicyUpdates`]) and counted as
 //!   `scheduler_policy_reloads_total{result="success"}`; if not, the error (which starts with
 //!   `file:line:column:`) is logged, `scheduler_policy_reloads_total{result="failure"}` is
@@ -31,43 +30,24 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
-use crate::extender::{Extender, build_extenders};
-use crate::framework::Framework;
-use crate::policy::{self, FeatureGates, LoadedPolicy, PolicyError, ResolvedPolicy};
+use crate::policy::{FeatureGates, PolicyError, ResolvedPolicy};
+use crate::profile::{PolicySource, Profile};
 
 /// Quiet period after the last file-system event before the file is read.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
 /// Period of the unconditional re-read.
 pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(60);
 
-/// A validated policy, ready to be swapped in: everything the scheduling loop builds from a
-/// policy at start, built again from the new one.
+/// A validated policy, ready to be swapped in: the profile built from the new version, as at
+/// start.
+#[derive(Debug)]
 pub struct PolicyUpdate {
-    /// The plugins (with their arguments), built from [`PolicyUpdate::policy`].
-    pub framework: Arc<Framework>,
-    /// The HTTP extenders of [`PolicyUpdate::policy`] ([`build_extenders`]; empty when it
-    /// has none), replacing those in force.
-    pub extenders: Vec<Arc<dyn Extender>>,
-    /// The resolved policy (for logs).
-    pub policy: ResolvedPolicy,
+    /// The plugins, their arguments and the extenders, replacing those in force.
+    pub profile: Profile,
     /// The file it was read from.
     pub source: PathBuf,
     /// 1 for the first reload since start, then 2, 3, ...
     pub generation: u64,
-}
-
-impl std::fmt::Debug for PolicyUpdate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PolicyUpdate")
-            .field("policy", &self.policy)
-            .field(
-                "extenders",
-                &self.extenders.iter().map(|e| e.name()).collect::<Vec<_>>(),
-            )
-            .field("source", &self.source)
-            .field("generation", &self.generation)
-            .finish_non_exhaustive()
-    }
 }
 
 /// The receiving end the scheduling loop polls between cycles; `None` until the first reload.
@@ -231,34 +211,30 @@ impl PolicyReloader {
         {
             return ReloadOutcome::Unchanged;
         }
-        let mut loaded = match decode(&self.path, &bytes) {
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let e = PolicyError::ReadFile {
+                    path: self.path.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                };
+                return self.reject(Some(bytes), e.to_string());
+            }
+        };
+        let name = self.path.display().to_string();
+        let source = PolicySource::Text { name: &name, text };
+        let (profile, warnings) = match Profile::load(source, &self.gates) {
             Ok(l) => l,
             Err(e) => return self.reject(Some(bytes), e.to_string()),
         };
-        loaded.resolved = loaded.resolved.with_feature_gates(&self.gates);
         if let Some(initial) = self.initial.take()
-            && initial == loaded.resolved
+            && initial == profile.policy
         {
             // The file the process started with.
             self.running_bytes = Some(bytes);
             return ReloadOutcome::Unchanged;
         }
-        let framework = match Framework::from_policy(&loaded.resolved) {
-            Ok(f) => f,
-            Err(e) => {
-                let msg = format!("{}: {e}", self.path.display());
-                return self.reject(Some(bytes), msg);
-            }
-        };
-        // Extender URLs and TLS material, checked as at start (`run` refuses to start on them).
-        let extenders = match build_extenders(&loaded.resolved.extenders) {
-            Ok(x) => x,
-            Err(e) => {
-                let msg = format!("{}: {e}", self.path.display());
-                return self.reject(Some(bytes), msg);
-            }
-        };
-        for w in &loaded.warnings {
+        for w in &warnings {
             warn!("{w}");
         }
         self.generation += 1;
@@ -270,14 +246,12 @@ impl PolicyReloader {
         info!(
             file = %self.path.display(),
             generation = self.generation,
-            filters = %plugin_list(loaded.resolved.filters.iter().map(|f| f.plugin)),
-            scores = %plugin_list(loaded.resolved.scores.iter().map(|s| s.plugin)),
+            filters = %plugin_list(profile.policy.filters.iter().map(|f| f.plugin)),
+            scores = %plugin_list(profile.policy.scores.iter().map(|s| s.plugin)),
             "Policy file changed and is valid; it applies from the next scheduling cycle"
         );
         self.tx.send_replace(Some(Arc::new(PolicyUpdate {
-            framework: Arc::new(framework),
-            extenders,
-            policy: loaded.resolved,
+            profile,
             source: self.path.clone(),
             generation: self.generation,
         })));
@@ -354,14 +328,6 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, PolicyError> {
             }
         }
     })
-}
-
-fn decode(path: &Path, bytes: &[u8]) -> Result<LoadedPolicy, PolicyError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| PolicyError::ReadFile {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-    })?;
-    policy::parse_policy(&path.display().to_string(), text)
 }
 
 /// The running watcher: dropping it stops the file-system watch and the reload task.
@@ -521,7 +487,7 @@ mod tests {
     }
 
     fn resolved(text: &str) -> ResolvedPolicy {
-        policy::parse_policy("test", text)
+        crate::policy::parse_policy("test", text)
             .unwrap()
             .resolved
             .with_feature_gates(&FeatureGates::default())
@@ -563,7 +529,7 @@ mod tests {
     fn scores(rx: &PolicyUpdates) -> Vec<&'static str> {
         rx.borrow()
             .as_ref()
-            .map(|u| u.policy.scores.iter().map(|s| s.plugin).collect())
+            .map(|u| u.profile.policy.scores.iter().map(|s| s.plugin).collect())
             .unwrap_or_default()
     }
 
@@ -646,7 +612,13 @@ mod tests {
         let names = |rx: &PolicyUpdates| -> Vec<String> {
             rx.borrow()
                 .as_ref()
-                .map(|u| u.extenders.iter().map(|e| e.name().to_string()).collect())
+                .map(|u| {
+                    u.profile
+                        .extenders
+                        .iter()
+                        .map(|e| e.name().to_string())
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         assert_eq!(names(&rx), ["http://127.0.0.1:1/ext"]);

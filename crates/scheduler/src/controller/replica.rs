@@ -12,7 +12,7 @@ use kube::Client;
 use prometheus::Registry;
 use tracing::{info, warn};
 
-use super::{ApiClients, RunConfig, RunError, RunOutcome, SchedulerMetrics, Status};
+use super::{ApiClients, RunConfig, RunOutcome, SchedulerMetrics, Status};
 
 /// Slack added to the lease duration before `/healthz` reports a leader that stopped renewing
 /// (kube-scheduler's `NewLeaderHealthzAdaptor(20s)`).
@@ -40,9 +40,6 @@ pub enum ReplicaError {
     /// Metrics could not be registered.
     #[error("registering metrics: {0}")]
     Metrics(#[from] prometheus::Error),
-    /// The scheduler could not start.
-    #[error(transparent)]
-    Run(#[from] RunError),
 }
 
 /// Handles for the admin endpoints of a running replica.
@@ -80,7 +77,7 @@ pub async fn run_replica(
             leader: leader.clone(),
             health: None,
         });
-        return Ok(super::run(clients, cfg.run, leader, metrics, status, shutdown).await?);
+        return Ok(super::run(clients, cfg.run, leader, metrics, status, shutdown).await);
     };
     ecfg.validate()?;
     let lock_client = cfg
@@ -103,7 +100,7 @@ pub async fn run_replica(
     });
     let outcome = super::run(clients, cfg.run, leader, metrics, status, shutdown).await;
     match &outcome {
-        Ok(RunOutcome::Shutdown) => {
+        RunOutcome::Shutdown => {
             handle.shutdown();
             let Some(task) = handle.0.take() else {
                 return Ok(RunOutcome::Shutdown);
@@ -118,7 +115,7 @@ pub async fn run_replica(
         }
         _ => handle.abort(),
     }
-    Ok(outcome?)
+    Ok(outcome)
 }
 
 /// The spawned elector, aborted (no release: a crash) when dropped unless joined.

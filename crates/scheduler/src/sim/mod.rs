@@ -39,11 +39,12 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::cache::Cache;
 use crate::framework::types::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
-use crate::framework::{Framework, FrameworkError};
 use crate::policy::ResolvedPolicy;
+use crate::profile::{Profile, ProfileError};
 use crate::schedule_one::{Algorithm, ScheduleError};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Snapshot, SnapshotError};
 
 /// Objects read from cluster files.
 #[derive(Debug, Default, Clone)]
@@ -190,12 +191,9 @@ pub enum SimError {
     /// known).
     #[error("{0}")]
     Node(String),
-    /// The policy names plugins this build lacks.
+    /// The policy does not build into a profile (plugins, extenders).
     #[error(transparent)]
-    Framework(#[from] FrameworkError),
-    /// An extender of the policy cannot be set up (URL, TLS material).
-    #[error(transparent)]
-    Extender(#[from] crate::extender::ExtenderConfigError),
+    Profile(#[from] ProfileError),
 }
 
 impl From<Box<DecodeError>> for SimError {
@@ -557,8 +555,9 @@ impl PodHeader {
 /// pod as it is scheduled. [`Simulation::summary`] gives the totals once every outcome has been
 /// taken.
 pub struct Simulation {
-    fwk: Framework,
-    snapshot: Snapshot,
+    profile: Profile,
+    /// The cluster state: placements go through the cache's assume, as in cluster mode.
+    cache: Cache,
     algo: Algorithm,
     explain: bool,
     decided: std::vec::IntoIter<PodOutcome>,
@@ -578,18 +577,16 @@ impl Simulation {
     /// services, controllers, namespaces and volumes; queues the pending pods.
     ///
     /// # Errors
-    /// [`SimError::Node`] for malformed nodes and node names read twice,
-    /// [`SimError::Framework`] for a policy naming missing plugins, [`SimError::Extender`] for
-    /// an extender that cannot be set up. Malformed pods do not stop the run: they are reported
-    /// `Unschedulable`.
+    /// [`SimError::Node`] for malformed nodes and node names read twice. Malformed pods do not
+    /// stop the run: they are reported `Unschedulable`.
     pub fn new(
         mut cluster: Cluster,
-        policy: &ResolvedPolicy,
+        profile: &Profile,
         cfg: &SimulationConfig,
     ) -> Result<Self, SimError> {
-        let fwk = Framework::from_policy(policy)?;
         generate_names(&mut cluster, cfg.seed);
-        let mut snapshot = Snapshot::new();
+        // Nothing expires: with no binding cycle, each placement is confirmed at once.
+        let mut cache = Cache::new(None);
         let mut warnings = std::mem::take(&mut cluster.warnings);
         for n in cluster.nodes {
             let name = n.metadata.name.clone().unwrap_or_default();
@@ -603,27 +600,29 @@ impl Simulation {
                 )));
             }
             let ni = NodeInfo::from_node(n).map_err(|e| SimError::Node(format!("{origin}{e}")))?;
-            snapshot
-                .add_node(ni)
-                .map_err(|e| SimError::Node(format!("{origin}{e}")))?;
+            if cache.snapshot().node_index(&ni.name).is_some() {
+                let e = SnapshotError::DuplicateNode(ni.name);
+                return Err(SimError::Node(format!("{origin}{e}")));
+            }
+            cache.add_node(ni);
         }
         for s in &cluster.services {
-            snapshot.upsert_service(s);
+            cache.upsert_service(s);
         }
         for rc in &cluster.replication_controllers {
-            snapshot.upsert_replication_controller(rc);
+            cache.upsert_replication_controller(rc);
         }
         for rs in &cluster.replica_sets {
-            snapshot.upsert_replica_set(rs);
+            cache.upsert_replica_set(rs);
         }
         for ss in &cluster.stateful_sets {
-            snapshot.upsert_stateful_set(ss);
+            cache.upsert_stateful_set(ss);
         }
         for ns in &cluster.namespaces {
-            snapshot.upsert_namespace(ns);
+            cache.upsert_namespace(ns);
         }
         {
-            let volumes = snapshot.volumes_mut();
+            let volumes = cache.volumes_mut();
             for pv in cluster.persistent_volumes {
                 volumes.upsert_pv(pv);
             }
@@ -691,16 +690,23 @@ impl Simulation {
                     PodInfo::from_pod(p).map_err(|e| e.to_string())
                 });
                 let message = match parsed {
-                    Ok(pi) => {
-                        let gpu = pi.gpu_indexes.clone();
-                        match snapshot.add_pod(Arc::new(pi), None, gpu) {
-                            Ok(()) => format!("already assigned to node {node_name}"),
-                            Err(e) => {
-                                warnings.push(e.to_string());
-                                format!("assigned to unknown node {node_name}; not counted")
-                            }
-                        }
+                    // A pod on a node absent from the input is not counted (the cache would
+                    // park it: it never schedules against it either).
+                    Ok(pi) if cache.snapshot().node_index(node_name).is_none() => {
+                        let e = SnapshotError::UnknownNode {
+                            pod: pi.key(),
+                            node: node_name.clone(),
+                        };
+                        warnings.push(e.to_string());
+                        format!("assigned to unknown node {node_name}; not counted")
                     }
+                    Ok(pi) => match cache.add_pod(Arc::new(pi)) {
+                        Ok(()) => format!("already assigned to node {node_name}"),
+                        Err(e) => {
+                            warnings.push(e.to_string());
+                            format!("already assigned to node {node_name}; not counted: {e}")
+                        }
+                    },
                     Err(e) => {
                         warnings.push(format!("{e}; not counted against node {node_name}"));
                         format!("already assigned to node {node_name}; not counted: {e}")
@@ -753,7 +759,7 @@ impl Simulation {
         let node_width = decided
             .iter()
             .filter_map(|o| o.node.as_ref().map(String::len))
-            .chain(snapshot.nodes().iter().map(|n| n.name.len()))
+            .chain(cache.snapshot().nodes().iter().map(|n| n.name.len()))
             .max()
             .unwrap_or(0)
             .max(4);
@@ -761,14 +767,14 @@ impl Simulation {
         let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
         // Extenders filter and score as in cluster mode; a simulation binds nothing, so an
         // extender's bind verb is not called.
-        algo.set_extenders(crate::extender::build_extenders(&policy.extenders)?);
+        algo.set_extenders(profile.extenders.clone());
         let by_status = ["Scheduled", "Unschedulable", "Error", "Skipped"]
             .into_iter()
             .map(|s| (s.to_string(), 0))
             .collect();
         Ok(Simulation {
-            fwk,
-            snapshot,
+            profile: profile.clone(),
+            cache,
             algo,
             explain: cfg.explain,
             decided: decided.into_iter(),
@@ -801,19 +807,20 @@ impl Simulation {
 
     /// The cluster state (after the outcomes taken so far).
     pub fn snapshot(&self) -> &Snapshot {
-        &self.snapshot
+        self.cache.snapshot()
     }
 
     /// The totals of the outcomes taken so far (all of them once the iterator is exhausted).
     pub fn summary(&self) -> Summary {
         let wall = self.busy.as_secs_f64();
+        let snapshot = self.cache.snapshot();
         Summary {
-            nodes: self.snapshot.len(),
+            nodes: snapshot.len(),
             pods: self.total_pods,
             by_status: self.by_status.clone(),
             failure_reasons: self.failure_reasons.clone(),
-            resources: resource_usage(&self.snapshot),
-            gpu: gpu_usage(&self.snapshot),
+            resources: resource_usage(snapshot),
+            gpu: gpu_usage(snapshot),
             wall_time_seconds: wall,
             pods_per_second: if wall > 0.0 {
                 self.attempted as f64 / wall
@@ -825,10 +832,13 @@ impl Simulation {
 
     /// The final cluster state.
     pub fn into_snapshot(self) -> Snapshot {
-        self.snapshot
+        self.cache.into_snapshot()
     }
 
-    /// Schedules one queued pod: the scheduling cycle, then Reserve and the assumption.
+    /// Schedules one queued pod: the scheduling cycle, then the assumption and Reserve
+    /// ([`Cache::assume`], as in cluster mode), then the binding cycle at once: PreBind's
+    /// writes and the PV controller's completion ([`crate::volume::VolumeIndex::commit_pod_volumes`])
+    /// and the watch's confirmation ([`Cache::add_pod`]).
     fn schedule(&mut self, pod: PodInfo) -> PodOutcome {
         let outcome = |pod: PodInfo, status, message| PodOutcome {
             namespace: pod.namespace,
@@ -840,32 +850,34 @@ impl Simulation {
             diagnosis: None,
             scores: None,
         };
-        match self
-            .algo
-            .schedule(&self.fwk, &self.snapshot, &pod, self.explain)
-        {
+        match self.algo.schedule(
+            &self.profile.framework,
+            self.cache.snapshot(),
+            &pod,
+            self.explain,
+        ) {
             Ok(r) => {
-                let mut assumed = pod.clone();
-                assumed.node_name = r.node.clone();
-                // Reserve: assume the volume bindings; with no binding cycle to fail, PreBind
-                // and the PV controller's completion follow at once. A Reserve failure is a
-                // scheduling error (v1.22: PodScheduleError, reason SchedulerError).
-                if let Err(e) = reserve_volumes(&mut self.snapshot, &assumed, &r) {
-                    let mut o = outcome(pod, PodStatus::Error, e);
-                    o.diagnosis = r.diagnosis;
-                    return o;
-                }
-                // No devices are recorded on a node that does not count them.
-                let gpu =
-                    (pod.gpu.count > 0 && !r.gpu_indexes.is_empty()).then(|| r.gpu_indexes.clone());
-                // The node exists: it was just chosen from the snapshot.
-                let _ = self
-                    .snapshot
-                    .add_pod(Arc::new(assumed), Some(&r.node), gpu.clone());
+                let pod = Arc::new(pod);
+                // A failure of assume or Reserve is a scheduling error (v1.22:
+                // PodScheduleError, reason SchedulerError); nothing stays assumed.
+                let assumed = match self.cache.assume(pod.clone(), &r) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        let mut o =
+                            outcome(Arc::unwrap_or_clone(pod), PodStatus::Error, e.to_string());
+                        o.diagnosis = r.diagnosis;
+                        return o;
+                    }
+                };
+                let key = pod.key();
+                self.cache.volumes_mut().commit_pod_volumes(&key);
+                // The node exists: the pod was just assumed on it.
+                let _ = self.cache.add_pod(assumed.pod);
+                let gpu = assumed.gpu_indexes;
                 PodOutcome {
-                    message: format!("Successfully assigned {} to {}", pod.key(), r.node),
-                    namespace: pod.namespace,
-                    name: pod.name,
+                    message: format!("Successfully assigned {key} to {}", r.node),
+                    namespace: pod.namespace.clone(),
+                    name: pod.name.clone(),
                     status: PodStatus::Scheduled,
                     node: Some(r.node),
                     gpu_indexes: gpu,
@@ -942,16 +954,18 @@ impl Iterator for Simulation {
     }
 }
 
-/// Run the simulation and collect the whole report ([`Simulation`] streams it instead).
+/// Run the simulation and collect the whole report ([`Simulation`] streams it instead), with
+/// `policy` as resolved ([`Profile::from_resolved`]).
 ///
 /// # Errors
-/// As [`Simulation::new`].
+/// [`SimError::Profile`] when the policy does not build, then as [`Simulation::new`].
 pub fn simulate(
     cluster: Cluster,
     policy: &ResolvedPolicy,
     cfg: &SimulationConfig,
 ) -> Result<Outcome, SimError> {
-    let mut run = Simulation::new(cluster, policy, cfg)?;
+    let profile = Profile::from_resolved(policy.clone(), "policy")?;
+    let mut run = Simulation::new(cluster, &profile, cfg)?;
     let pods: Vec<PodOutcome> = run.by_ref().collect();
     let summary = run.summary();
     let warnings = std::mem::take(&mut run.warnings);
@@ -963,33 +977,6 @@ pub fn simulate(
         },
         snapshot: run.into_snapshot(),
     })
-}
-
-/// Reserve for `simulate`: assume each volume reservation of `r` for `pod` on its node, then
-/// commit it as PreBind and the PV controller would ([`crate::volume::VolumeIndex::commit_pod_volumes`]).
-///
-/// # Errors
-/// The assumption failed (`running Reserve plugin "VolumeBinding": ...`); nothing stays assumed.
-fn reserve_volumes(
-    snapshot: &mut Snapshot,
-    pod: &PodInfo,
-    r: &crate::schedule_one::ScheduleResult,
-) -> Result<(), String> {
-    for res in &r.reservations {
-        match res {
-            crate::framework::Reservation::Volumes(v) => {
-                let volumes = snapshot.volumes_mut();
-                crate::volume::assume_pod_volumes(volumes, pod, &r.node, v).map_err(|e| {
-                    format!(
-                        "running Reserve plugin {:?}: {e}",
-                        crate::framework::plugins::volume_binding::NAME
-                    )
-                })?;
-                volumes.commit_pod_volumes(&pod.key());
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Allocated vs allocatable per resource over all nodes.
