@@ -5,9 +5,12 @@
 //! [`extender`] is a scheduler extender served over loopback HTTP(S); [`volumes`] holds storage
 //! fixtures and a miniature PV controller; [`objects`] holds node/pod builders, pod reads and
 //! polling shared by the cluster tests; [`clientgo`] is a leader-election candidate that reads
-//! and writes the Lease exactly as client-go does, for interoperability tests.
+//! and writes the Lease exactly as client-go does, for interoperability tests; [`chaos`] runs
+//! three replicas under a seeded schedule of faults and checks the invariants from the double's
+//! write record.
 
 pub mod apiserver;
+pub mod chaos;
 pub mod clientgo;
 pub mod configmap;
 pub mod extender;

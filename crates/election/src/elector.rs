@@ -779,6 +779,7 @@ impl<L: Lock> LeaderElector<L> {
             lease_transitions: record.leader_transitions,
             identity: self.config.identity.clone(),
             acquired_at: start,
+            lease_resource_version: lease.metadata.resource_version.clone(),
         };
         self.deadline = start + self.config.renew_deadline;
         self.term = Some(term.clone());

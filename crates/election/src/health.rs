@@ -91,6 +91,7 @@ mod tests {
                 lease_transitions: 0,
                 identity: "me".into(),
                 acquired_at: renewed,
+                lease_resource_version: None,
             },
             deadline: renewed + config.renew_deadline,
         });

@@ -20,6 +20,10 @@ pub struct LeaderTerm {
     pub identity: String,
     /// Monotonic instant at which the acquiring write request started.
     pub acquired_at: Instant,
+    /// `metadata.resourceVersion` of the Lease as the acquiring write stored it: a reader whose
+    /// caches have caught up to it has seen every write the previous holder made before this
+    /// term began (the scheduler's read barrier). `None` without a lease.
+    pub lease_resource_version: Option<String>,
 }
 
 /// What this process currently believes about the Lease.
@@ -110,6 +114,7 @@ impl LeaderWatch {
                 lease_transitions: 0,
                 identity: identity.to_string(),
                 acquired_at: now,
+                lease_resource_version: None,
             },
             deadline,
         });
@@ -242,6 +247,7 @@ mod tests {
             lease_transitions: 1,
             identity: "me".into(),
             acquired_at: Instant::now(),
+            lease_resource_version: Some("7".into()),
         }
     }
 

@@ -22,6 +22,10 @@ use tracing::{error, info};
 
 use crate::{EXIT_BAD_INPUT, load_profile_or_exit};
 
+#[cfg(test)]
+#[path = "kubeconfig_fuzz.rs"]
+mod kubeconfig_fuzz;
+
 /// Exit code when leadership is lost (kube-scheduler's `klog.FlushAndExit(..., 1)`).
 const EXIT_LEADERSHIP_LOST: u8 = 1;
 
@@ -177,15 +181,19 @@ async fn readyz(State(a): State<Admin>) -> (StatusCode, String) {
     }
 }
 
+/// The client configuration of `--kubeconfig FILE`: its current context. Errors name the file
+/// and say what kube could not read in it.
+async fn kubeconfig_file(path: &std::path::Path) -> Result<kube::Config, String> {
+    let kc = kube::config::Kubeconfig::read_from(path)
+        .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))?;
+    kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+        .await
+        .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))
+}
+
 async fn client_config(args: &RunArgs) -> Result<kube::Config, String> {
     match &args.kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))
-        }
+        Some(path) => kubeconfig_file(path).await,
         None => kube::Config::infer()
             .await
             .map_err(|e| format!("no --kubeconfig and no in-cluster configuration: {e}")),

@@ -713,6 +713,10 @@ impl Cache {
 /// Cases follow `pkg/scheduler/internal/cache/cache_test.go` (v1.22), named in each test's
 /// doc, plus the parked-pod and UID cases this cache adds.
 #[cfg(test)]
+#[path = "cache_properties.rs"]
+mod cache_properties;
+
+#[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 

@@ -24,6 +24,9 @@ pub mod sim;
 pub mod snapshot;
 pub mod volume;
 
+#[cfg(test)]
+mod fuzz;
+
 pub use framework::{Framework, NodeInfo, PodInfo, Status};
 pub use profile::{Profile, ProfileError};
 pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};

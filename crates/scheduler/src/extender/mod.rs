@@ -22,7 +22,7 @@
 mod client;
 pub(crate) mod gourl;
 mod http;
-mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 pub(crate) mod fake;

@@ -371,12 +371,11 @@ impl Algorithm {
 }
 
 #[cfg(test)]
+#[path = "differential_test.rs"]
+mod differential_test;
+#[cfg(test)]
 #[path = "extenders_test.rs"]
 mod extenders_test;
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
-
-#[cfg(test)]
-#[path = "differential_test.rs"]
-mod differential_test;
