@@ -352,3 +352,60 @@ async fn cache_forgets_what_was_deleted_during_a_watch_outage() {
     drop(r);
     api.shutdown().await;
 }
+
+/// A new leader whose pod watches lag behind the store (stalled) does not bind again the
+/// pods its predecessor bound just before dying: its read barrier (a consistent LIST at or
+/// past its Lease acquisition) shows them bound before its first scheduling cycle. Without
+/// the barrier it would schedule them from its stale queue and be answered 409.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_leader_reads_past_its_acquisition_before_scheduling() {
+    let api = ApiServer::start().await;
+    api.seed(&node("n1", "8")).unwrap();
+    let old = spawn_replica(&api, "replica-1", true).await;
+    wait_for("replica-1 leads", WAIT, || old.is_leading()).await;
+    let new = spawn_replica(&api, "replica-2", true).await;
+    let names: Vec<String> = (0..5).map(|i| format!("late-{i}")).collect();
+    api.faults("replica-1")
+        .hold_matching(RequestMatch::bindings());
+    for n in &names {
+        create_pod(&api, &pod(n, "100m")).await;
+    }
+    // replica-2 sees the pods pending, then its watches stall: it never sees them bound.
+    wait_for("replica-2 queued the pods", WAIT, || {
+        new.metric("scheduler_pending_pods", &[("queue", "active")]) >= 5.0
+    })
+    .await;
+    api.faults("replica-2").stall_watches();
+    api.faults("replica-1").heal();
+    wait_for("replica-1 bound them", WAIT, || {
+        names.iter().all(|n| node_of(&api, n).is_some())
+    })
+    .await;
+    old.kill();
+    wait_for("replica-2 leads", WAIT, || new.is_leading()).await;
+    wait_for("the read barrier passed", WAIT, || {
+        new.metric("scheduler_leader_read_barrier_duration_seconds", &[]) >= 1.0
+    })
+    .await;
+    // Give a stale queue every chance to act, then look.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let theirs: Vec<WriteRecord> = api
+        .writes()
+        .into_iter()
+        .filter(|w| w.client == "replica-2" && w.subresource.as_deref() == Some("binding"))
+        .collect();
+    assert!(theirs.is_empty(), "replica-2 bound again: {theirs:#?}");
+    assert_eq!(
+        new.metric("scheduler_pending_pods", &[("queue", "active")]),
+        0.0
+    );
+    // It schedules new pods normally once its watches flow again.
+    api.faults("replica-2").heal();
+    create_pod(&api, &pod("after", "100m")).await;
+    wait_for("after bound", WAIT, || node_of(&api, "after").is_some()).await;
+    for n in &names {
+        assert_eq!(accepted(&bindings(&api, n)).len(), 1, "{n}");
+    }
+    drop((old, new));
+    api.shutdown().await;
+}

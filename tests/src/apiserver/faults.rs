@@ -98,6 +98,8 @@ struct ClientState {
     fail_all: Option<u16>,
     latency: Duration,
     hang: bool,
+    /// Open watches deliver nothing (requests are served).
+    stall_watches: bool,
     drop_gen: u64,
     rules: Vec<Rule>,
     /// Bumped by [`ClientFaults::release`]: requests held before it proceed.
@@ -159,6 +161,15 @@ impl FaultTable {
     pub(crate) fn is_hung(&self, client: &str) -> bool {
         let i = self.lock();
         i.paused || i.clients.get(client).is_some_and(|c| c.hang)
+    }
+
+    /// Whether `client`'s open watches are held back (its own hang or stall, or a global pause).
+    pub(crate) fn watches_stalled(&self, client: &str) -> bool {
+        let i = self.lock();
+        i.paused
+            || i.clients
+                .get(client)
+                .is_some_and(|c| c.hang || c.stall_watches)
     }
 
     /// Whether the server is shutting down.
@@ -347,6 +358,15 @@ impl ClientFaults {
     /// applied (they are recorded in the write record with code 504).
     pub fn hang(&self) -> &Self {
         self.table.update_client(&self.client, |c| c.hang = true);
+        self
+    }
+
+    /// Holds back every event of the client's watches (open and new ones) until
+    /// [`ClientFaults::heal`], while its other requests are served: a watch that lags behind
+    /// the store (a slow informer).
+    pub fn stall_watches(&self) -> &Self {
+        self.table
+            .update_client(&self.client, |c| c.stall_watches = true);
         self
     }
 

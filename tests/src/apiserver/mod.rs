@@ -1155,8 +1155,8 @@ async fn run_watch(
         }
     }
     loop {
-        // A cut-off client receives nothing until healed.
-        while faults.is_hung(&client) && !dropped(&faults) {
+        // A cut-off client (or one whose watches are stalled) receives nothing until healed.
+        while faults.watches_stalled(&client) && !dropped(&faults) {
             tokio::select! {
                 c = fault_rx.changed() => if c.is_err() { return },
                 _ = &mut deadline => return,

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
 use kube::api::{Api, PostParams};
-use tracing::warn;
+use tracing::{info, warn};
 
 use super::ratelimit::RateLimiter;
 use crate::extender::{Extender, ExtenderBindingArgs};
@@ -40,7 +40,8 @@ pub(super) struct Attempt {
 pub(super) enum BindResult {
     /// Bound.
     Bound,
-    /// `409 ... already assigned`: someone else bound the pod (the API's message).
+    /// `409 ... already assigned` to another node than ours: someone else bound the pod (the
+    /// API's message).
     AlreadyAssigned(String),
     /// The leadership fence did not hold: nothing was written.
     NotLeading(String),
@@ -164,6 +165,14 @@ async fn extender_bind(
     BindResult::Failed(error)
 }
 
+/// The node named by kube-apiserver's `pod X is already assigned to node "Y"` (the Binding
+/// storage's conflict message).
+fn assigned_node(message: &str) -> Option<&str> {
+    let (_, rest) = message.rsplit_once("already assigned to node ")?;
+    let rest = rest.trim();
+    rest.strip_prefix('"')?.strip_suffix('"')
+}
+
 /// `POST pods/{name}/binding`, only if the leadership fence holds right before the request.
 async fn bind(
     client: &Client,
@@ -219,7 +228,14 @@ async fn bind(
     {
         Ok(_) => BindResult::Bound,
         Err(kube::Error::Api(s)) if s.code == 409 && s.message.contains("already assigned") => {
-            BindResult::AlreadyAssigned(s.message.clone())
+            // `pod X is already assigned to node "Y"`: to the node we chose, the Binding we
+            // wanted is in place (a retry whose first attempt was applied but unanswered).
+            if assigned_node(&s.message) == Some(node) {
+                info!(pod = %pod.key(), node = %node, "Pod already assigned to the chosen node; counted as bound");
+                BindResult::Bound
+            } else {
+                BindResult::AlreadyAssigned(s.message.clone())
+            }
         }
         // client-go's StatusError.Error() is the Status message, which upstream's
         // "binding rejected: %w" wraps.
@@ -240,6 +256,19 @@ mod tests {
     use crate::controller::events;
     use crate::controller::ratelimit::ApiClients;
     use crate::controller::report::record_scheduled;
+
+    /// The node of kube-apiserver's "already assigned" conflict, as `pods/binding` words it.
+    #[test]
+    fn assigned_node_reads_the_binding_conflict() {
+        assert_eq!(
+            assigned_node(
+                "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"n-1\""
+            ),
+            Some("n-1")
+        );
+        assert_eq!(assigned_node("pod p is already assigned to node n-1"), None);
+        assert_eq!(assigned_node("the object has been modified"), None);
+    }
 
     /// An extender that binds the pod is called (on the blocking pool) while the fence holds;
     /// its error fails the binding.

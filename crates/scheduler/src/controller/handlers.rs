@@ -32,7 +32,7 @@
 //! - **malformed**: a pending pod whose spec cannot be read is kept in `malformed`, reported once
 //!   per distinct problem by the leader ([`EventHandlers::unreported_malformed`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -73,6 +73,15 @@ pub(super) struct EventHandlers {
     /// The newest pending-watch version of a pod seen while it was assumed (requeued if the
     /// binding fails).
     pub(super) latest_pending: HashMap<String, Arc<PodInfo>>,
+    /// The highest resourceVersion of an assigned-pod watch event handled so far (the read
+    /// barrier's LIST applies only if it is newer).
+    assigned_rv: u64,
+}
+
+/// An object's `metadata.resourceVersion` as a number (the API double's and etcd's are
+/// integers; an opaque one is `None`).
+fn resource_version<K: Resource>(o: &K) -> Option<u64> {
+    o.meta().resource_version.as_deref()?.parse().ok()
 }
 
 impl EventHandlers {
@@ -86,6 +95,7 @@ impl EventHandlers {
             pending: HashMap::new(),
             malformed: HashMap::new(),
             latest_pending: HashMap::new(),
+            assigned_rv: 0,
         }
     }
 
@@ -157,32 +167,13 @@ impl EventHandlers {
                 for gone in self.track(Kind::AssignedPods, &ev) {
                     self.remove_assigned(&gone, now);
                 }
+                if let WatchEvent::Apply(p) | WatchEvent::InitApply(p) | WatchEvent::Delete(p) = &ev
+                    && let Some(rv) = resource_version(p)
+                {
+                    self.assigned_rv = self.assigned_rv.max(rv);
+                }
                 match ev {
-                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
-                        let key = key_of(&p);
-                        match PodInfo::from_pod(p) {
-                            Ok(pi) => {
-                                let pi = Arc::new(pi);
-                                // Bound by someone else (or by us): no longer pending.
-                                if let Some(old) = self.pending.remove(&key) {
-                                    self.queue.delete(&old);
-                                }
-                                if let Err(e) = self.cache.add_pod(pi.clone()) {
-                                    debug!(pod = %key, error = %e, "Cache refused assigned pod");
-                                }
-                                let event = if self.assigned.contains_key(&key) {
-                                    ClusterEvent::AssignedPodUpdate
-                                } else {
-                                    ClusterEvent::AssignedPodAdd
-                                };
-                                self.assigned_pod_event(&pi, event, now);
-                                self.assigned.insert(key, pi);
-                            }
-                            Err(e) => {
-                                warn!(pod = %key, error = %e, "Assigned pod with a malformed spec is not counted")
-                            }
-                        }
-                    }
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => self.apply_assigned(p, now),
                     WatchEvent::Delete(p) => self.remove_assigned(&key_of(&p), now),
                     WatchEvent::Init | WatchEvent::InitDone => {}
                 }
@@ -207,6 +198,75 @@ impl EventHandlers {
             WatchMsg::StorageClass(ev) => self.mirror(ev, now),
             WatchMsg::CsiNode(ev) => self.mirror(ev, now),
         }
+    }
+
+    /// An assigned pod added or updated (from the assigned watch or the read barrier's LIST):
+    /// it leaves the pending pods and the queue, counts on its node, and may move
+    /// unschedulable pods whose affinity it satisfies.
+    fn apply_assigned(&mut self, p: core::Pod, now: Instant) {
+        let key = key_of(&p);
+        match PodInfo::from_pod(p) {
+            Ok(pi) => {
+                let pi = Arc::new(pi);
+                // Bound by someone else (or by us): no longer pending.
+                if let Some(old) = self.pending.remove(&key) {
+                    self.queue.delete(&old);
+                }
+                if let Err(e) = self.cache.add_pod(pi.clone()) {
+                    debug!(pod = %key, error = %e, "Cache refused assigned pod");
+                }
+                let event = if self.assigned.contains_key(&key) {
+                    ClusterEvent::AssignedPodUpdate
+                } else {
+                    ClusterEvent::AssignedPodAdd
+                };
+                self.assigned_pod_event(&pi, event, now);
+                self.assigned.insert(key, pi);
+            }
+            Err(e) => {
+                warn!(pod = %key, error = %e, "Assigned pod with a malformed spec is not counted")
+            }
+        }
+    }
+
+    /// The read barrier of a new term: a consistent LIST of the assigned pods (resourceVersion
+    /// `list_rv`, at or past the term's Lease acquisition), applied as the newer truth when the
+    /// assigned watch is behind it. Pods the LIST shows bound that the watch has not delivered
+    /// yet (the previous leader's last Bindings) count on their nodes and leave the queue;
+    /// assigned pods it no longer lists are removed; a pod the watch already shows at the same
+    /// or a newer version is left alone. Returns how many pods were newly seen assigned, or
+    /// `None` when the watch was already at or past the LIST (nothing to apply).
+    pub(super) fn apply_read_barrier(
+        &mut self,
+        list_rv: u64,
+        pods: Vec<core::Pod>,
+        now: Instant,
+    ) -> Option<usize> {
+        if list_rv <= self.assigned_rv {
+            return None;
+        }
+        let listed: HashSet<String> = pods.iter().map(key_of).collect();
+        let gone: Vec<String> = self
+            .assigned
+            .keys()
+            .filter(|k| !listed.contains(*k))
+            .cloned()
+            .collect();
+        for k in gone {
+            self.remove_assigned(&k, now);
+        }
+        let mut fresh = 0usize;
+        for p in pods {
+            let known = self
+                .assigned
+                .get(&key_of(&p))
+                .map(|a| resource_version(&*a.pod));
+            if known.is_none() || known.flatten() < resource_version(&p) {
+                fresh += usize::from(known.is_none());
+                self.apply_assigned(p, now);
+            }
+        }
+        Some(fresh)
     }
 
     /// `AssignedPodAdded` / `AssignedPodUpdated` (v1.22 scheduling queue): an assigned pod may
@@ -271,6 +331,13 @@ impl EventHandlers {
         let key = key_of(&p);
         if p.metadata.deletion_timestamp.is_some() {
             self.remove_pending(&key);
+            return;
+        }
+        // An older pending version of a pod the assigned watch or the read barrier already
+        // shows bound (the two watches are not ordered with each other): not pending.
+        if let Some(a) = self.assigned.get(&key)
+            && (a.uid.is_empty() || p.metadata.uid.as_deref() == Some(a.uid.as_str()))
+        {
             return;
         }
         match PodInfo::from_pod(p.clone()) {
@@ -472,6 +539,54 @@ mod tests {
         assert!(!h.pending.contains_key("default/p"));
         assert_eq!(h.queue.pending_pods().active, 0);
         assert_eq!(h.cache.pod_state("default/p"), Some(PodState::Added));
+    }
+
+    fn at(mut p: core::Pod, rv: u64) -> core::Pod {
+        p.metadata.resource_version = Some(rv.to_string());
+        p
+    }
+
+    /// The read barrier's LIST, newer than the assigned watch, shows a pod bound that the
+    /// watch has not delivered: it leaves the queue and counts on its node; an assigned pod the
+    /// LIST no longer has is removed; a late pending event of the bound pod does not queue it
+    /// again. A LIST the watch is already past changes nothing.
+    #[test]
+    fn read_barrier_applies_a_newer_list_of_assigned_pods() {
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Apply(at(pod("p", None), 5))),
+            now,
+        );
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::Apply(at(pod("old", Some("n1")), 6))),
+            now,
+        );
+        assert_eq!(h.queue.pending_pods().active, 1);
+        // The watch is at 6: an older LIST is not applied.
+        assert_eq!(
+            h.apply_read_barrier(6, vec![at(pod("p", Some("n1")), 6)], now),
+            None
+        );
+        assert_eq!(h.queue.pending_pods().active, 1);
+        // The LIST at 9: p bound (at 8), old gone.
+        assert_eq!(
+            h.apply_read_barrier(9, vec![at(pod("p", Some("n1")), 8)], now),
+            Some(1)
+        );
+        assert!(!h.pending.contains_key("default/p"));
+        assert_eq!(h.queue.pending_pods().active, 0);
+        assert_eq!(h.cache.pod_state("default/p"), Some(PodState::Added));
+        assert_eq!(h.cache.pod_state("default/old"), None);
+        // The pending watch, lagging, still delivers p unbound: it stays out of the queue.
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Apply(at(pod("p", None), 7))),
+            now,
+        );
+        assert!(!h.pending.contains_key("default/p"));
+        assert_eq!(h.queue.pending_pods().active, 0);
     }
 
     /// A relist that no longer lists an object deletes it: a node gone while the watch was

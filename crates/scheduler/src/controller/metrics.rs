@@ -2,9 +2,13 @@
 //! `scheduler_schedule_attempts_total{result,profile}`,
 //! `scheduler_scheduling_attempt_duration_seconds{result,profile}`,
 //! `scheduler_pending_pods{queue}` and
-//! `scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`.
+//! `scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`; and
+//! one of ours, `scheduler_leader_read_barrier_duration_seconds` (no upstream equivalent:
+//! kube-scheduler schedules from whatever its informers hold when it starts leading).
 
-use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry};
+use prometheus::{
+    Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
+};
 
 /// The scheduler's metric families, registered into one registry.
 #[derive(Clone)]
@@ -18,6 +22,10 @@ pub struct SchedulerMetrics {
     /// Seconds per extension point (`Filter` = PreFilter + Filter, `Score` = PreScore + Score +
     /// NormalizeScore + host selection, `Bind`) per scheduled pod.
     pub extension_point_duration: HistogramVec,
+    /// Seconds a new term waited, before its first scheduling cycle, for the read barrier: a
+    /// consistent LIST of the assigned pods, at or past the Lease acquisition's resourceVersion,
+    /// applied to the cache.
+    pub read_barrier_duration: Histogram,
 }
 
 impl SchedulerMetrics {
@@ -58,11 +66,19 @@ impl SchedulerMetrics {
                 .buckets(buckets),
                 &["extension_point", "status", "profile"],
             )?,
+            read_barrier_duration: Histogram::with_opts(
+                HistogramOpts::new(
+                    "scheduler_leader_read_barrier_duration_seconds",
+                    "Time a new leader waited before its first scheduling cycle for its caches to catch up with its Lease acquisition (a consistent LIST of the assigned pods).",
+                )
+                .buckets(prometheus::exponential_buckets(0.001, 2.0, 16)?),
+            )?,
         };
         registry.register(Box::new(m.schedule_attempts.clone()))?;
         registry.register(Box::new(m.scheduling_attempt_duration.clone()))?;
         registry.register(Box::new(m.pending_pods.clone()))?;
         registry.register(Box::new(m.extension_point_duration.clone()))?;
+        registry.register(Box::new(m.read_barrier_duration.clone()))?;
         Ok(m)
     }
 }

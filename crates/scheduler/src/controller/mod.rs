@@ -17,8 +17,17 @@
 //! - a pod we bound counts against its node at once (assume); a failed binding forgets it,
 //!   reports `FailedScheduling` `"binding rejected: <error>"` with `PodScheduled=False, reason
 //!   SchedulerError`, and requeues it with backoff; a `409 ... already assigned` binding is
-//!   dropped (someone else bound it) without retry; a queued pod that is deleted or bound
-//!   elsewhere leaves the queue.
+//!   dropped (someone else bound it) without retry — unless the pod is assigned to the node we
+//!   chose, which is the Binding we wanted (a retry whose first attempt was applied but its
+//!   answer lost) and counts as bound; a queued pod that is deleted or bound elsewhere leaves
+//!   the queue.
+//! - a new term first passes a read barrier: a consistent LIST of the assigned pods (at or past
+//!   the resourceVersion of its own Lease acquisition, [`watch::list_assigned_for_barrier`]) is
+//!   applied to the cache ([`EventHandlers::apply_read_barrier`]) before its first scheduling
+//!   cycle, so pods the previous leader bound just before the takeover are not bound again from
+//!   a lagging watch; a failed or older LIST is retried after a second; the wait is
+//!   `scheduler_leader_read_barrier_duration_seconds`. (kube-scheduler v1.22 schedules from
+//!   whatever its informers hold.)
 //! - unschedulable pods get a `FailedScheduling` event with the FitError text and
 //!   `PodScheduled=False, reason Unschedulable`; they return to the queue on node add/update, on
 //!   assigned pod deletion, or after at most 5 minutes.
@@ -158,6 +167,9 @@ struct Scheduler {
     read_client: Client,
     /// UID of each pod we assumed, by key, while its binding is in flight.
     assumed_uid: HashMap<String, String>,
+    /// While a new term waits for its read barrier: when it started and the resourceVersion
+    /// of the Lease acquisition the LIST must reach (`None`: unknown, any LIST will do).
+    barrier: Option<(std::time::Instant, Option<u64>)>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -218,6 +230,7 @@ pub async fn run(
         status,
         read_client: reads,
         assumed_uid: HashMap::new(),
+        barrier: None,
     };
 
     let mut state = leader.state();
@@ -254,6 +267,11 @@ pub async fn run(
             term = current.clone();
             s.leading = true;
             s.report_malformed();
+            let target = leader
+                .current_term()
+                .and_then(|t| t.lease_resource_version)
+                .and_then(|rv| rv.parse().ok());
+            s.start_read_barrier(target);
         }
         s.publish_queue_metrics();
         // Every replica records its cache sync (`/readyz`), leading or not: a follower is
@@ -262,6 +280,7 @@ pub async fn run(
         let synced = s.synced();
         if current.is_some()
             && synced
+            && s.barrier.is_none()
             && let Some(guard) = leader.leadership()
             && let Some(qp) = s.h.queue.pop()
         {
@@ -392,7 +411,7 @@ impl Scheduler {
     }
 
     /// A message: a watch event for the handlers (then the malformed pods they found, reported
-    /// if this replica leads), or the end of a binding cycle.
+    /// if this replica leads), the end of a binding cycle, or the read barrier's LIST.
     fn handle(&mut self, m: Msg) {
         match m {
             Msg::Watch(w) => {
@@ -408,7 +427,66 @@ impl Scheduler {
                 } = b;
                 self.bound(pod, node, result, attempt);
             }
+            Msg::Barrier(r) => self.read_barrier_listed(r),
         }
+    }
+
+    /// The read barrier of a new term: before its first scheduling cycle, a consistent LIST of
+    /// the assigned pods at or past `target` (the resourceVersion of the term's Lease
+    /// acquisition), applied to the cache. Pods the previous leader bound just before the
+    /// takeover, whose events the watches have not delivered yet, then count on their nodes and
+    /// leave the queue instead of being bound a second time (a 409 "already assigned", or worse
+    /// a placement computed on a node missing them).
+    fn start_read_barrier(&mut self, target: Option<u64>) {
+        self.barrier = Some((now(), target));
+        watch::list_assigned_for_barrier(&self.read_client, &self.tx, Duration::ZERO);
+    }
+
+    /// The barrier's LIST arrived: apply it (unless the watch is already past it) and let
+    /// scheduling start; a failed LIST, or one older than the Lease acquisition, is retried
+    /// after a second.
+    fn read_barrier_listed(
+        &mut self,
+        r: Result<(u64, Vec<k8s_openapi::api::core::v1::Pod>), String>,
+    ) {
+        let Some((started, target)) = self.barrier else {
+            return;
+        };
+        let (list_rv, pods) = match r {
+            Ok(ok) if target.is_none_or(|t| ok.0 >= t) => ok,
+            Ok((rv, _)) => {
+                warn!(list = rv, target = ?target, "Read barrier LIST older than the Lease acquisition; retrying");
+                return watch::list_assigned_for_barrier(
+                    &self.read_client,
+                    &self.tx,
+                    Duration::from_secs(1),
+                );
+            }
+            Err(e) => {
+                warn!(error = %e, "Read barrier LIST failed; retrying");
+                return watch::list_assigned_for_barrier(
+                    &self.read_client,
+                    &self.tx,
+                    Duration::from_secs(1),
+                );
+            }
+        };
+        let t = now();
+        match self.h.apply_read_barrier(list_rv, pods, t) {
+            Some(fresh) => info!(
+                list = list_rv,
+                newly_assigned = fresh,
+                "Read barrier: caches caught up with the Lease acquisition"
+            ),
+            None => debug!(
+                list = list_rv,
+                "Read barrier: the assigned watch was already past the LIST"
+            ),
+        }
+        self.metrics
+            .read_barrier_duration
+            .observe(t.duration_since(started).as_secs_f64());
+        self.barrier = None;
     }
 
     fn publish_queue_metrics(&self) {

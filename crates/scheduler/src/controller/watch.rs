@@ -3,9 +3,11 @@
 //! turns a relist into deletions of what it no longer lists.
 //!
 //! Every replica runs them, leading or not, so that a follower's cache is warm when it takes
-//! over (kube-scheduler's informers run before leader election too).
+//! over (kube-scheduler's informers run before leader election too). A new term's read
+//! barrier LISTs the assigned pods here too ([`list_assigned_for_barrier`]).
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::apps::v1 as apps;
@@ -122,6 +124,39 @@ pub(super) enum Msg {
     Watch(WatchMsg),
     /// A binding cycle ended (not boxed: watch events are the larger variant anyway).
     Bound(BindOutcome),
+    /// The read barrier's LIST of assigned pods ([`list_assigned_for_barrier`]): its
+    /// resourceVersion and items, or the error.
+    Barrier(Result<(u64, Vec<core::Pod>), String>),
+}
+
+/// The assigned-pod selector: bound to a node and not terminated (the assigned watch and the
+/// read barrier's LIST).
+const ASSIGNED_PODS: &str = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+
+/// After `after`, a consistent LIST of the assigned pods (no resourceVersion: served from
+/// storage, so at or past anything written before it, the new term's Lease acquisition
+/// included), sent on `tx` as [`Msg::Barrier`] with the list's resourceVersion (0 if it is not
+/// a number).
+pub(super) fn list_assigned_for_barrier(reads: &Client, tx: &mpsc::Sender<Msg>, after: Duration) {
+    let api = Api::<core::Pod>::all(reads.clone());
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        let lp = kube::api::ListParams::default().fields(ASSIGNED_PODS);
+        let r = match api.list(&lp).await {
+            Ok(l) => {
+                let rv = l
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                Ok((rv, l.items))
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let _ = tx.send(Msg::Barrier(r)).await;
+    });
 }
 
 /// Start every watch on `reads`: nodes; assigned pods; pending pods of `scheduler_name`; the
@@ -135,8 +170,7 @@ pub(super) fn spawn_watches(
     let pending = watcher::Config::default().fields(&format!(
         "spec.schedulerName={scheduler_name},spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"
     ));
-    let assigned = watcher::Config::default()
-        .fields("spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
+    let assigned = watcher::Config::default().fields(ASSIGNED_PODS);
     let all = watcher::Config::default;
     let t = &mut tasks;
     spawn_watch(
