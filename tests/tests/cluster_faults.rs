@@ -331,6 +331,26 @@ async fn cache_forgets_what_was_deleted_during_a_watch_outage() {
             .any(|q| mine(&q, "watch"))
     })
     .await;
+    // Both pod watches (assigned and pending) relisted and watch again too: until then a
+    // watcher may still be in its retry backoff and not see the pods created below.
+    wait_for("both pod watches relisted", WAIT, || {
+        let r = api.requests();
+        let pods = |q: &tests::apiserver::RequestRecord, verb: &str| {
+            q.client == "replica-1" && q.verb == verb && q.resource.as_deref() == Some("pods")
+        };
+        let after = &r[healed_at..];
+        let lists: Vec<usize> = (0..after.len())
+            .filter(|&i| pods(&after[i], "list"))
+            .collect();
+        lists.len() >= 2
+            && after[lists[0]..]
+                .iter()
+                .filter(|q| pods(q, "watch"))
+                .count()
+                >= 2
+            && after[lists[1]..].iter().any(|q| pods(q, "watch"))
+    })
+    .await;
 
     create_pod(&api, &pinned("reuses", "800m", "keep")).await;
     create_pod(&api, &pinned("to-gone", "100m", "gone")).await;
