@@ -50,6 +50,16 @@ pub fn gpu_free(node: &NodeInfo) -> i64 {
         .sum()
 }
 
+/// PreScore of the GPU tier scorers (GpuPacking, GpuClustering): a pod asking for no GPU gets
+/// the same score, 0, on every node ([`ScoreMode::Uniform`]); a GPU pod is scored per node.
+pub fn gpu_pods_only(pod: &PodInfo) -> ScoreMode {
+    if pod.gpu.count == 0 {
+        ScoreMode::Uniform(0)
+    } else {
+        ScoreMode::PerNode
+    }
+}
+
 /// The pod's total GPU request, milli-GPU (count × per-device share).
 pub fn pod_gpu_milli(pod: &PodInfo) -> i64 {
     i64::from(pod.gpu.count) * i64::from(pod.gpu.milli)

@@ -12,7 +12,7 @@
 //! Within a tier, less free GPU is better: `base + ⌊25 · node GPU used after / node GPU⌋`, capped
 //! at the tier's top. Devices: the default best fit.
 
-use super::gpu_best_fit::{gpu_capacity, pod_gpu_milli};
+use super::gpu_best_fit::{gpu_capacity, gpu_pods_only, pod_gpu_milli};
 use crate::framework::types::NodeInfo;
 use crate::framework::{CycleState, PodInfo, ScoreMode, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
@@ -62,11 +62,7 @@ impl ScorePlugin for GpuClustering {
         _snapshot: &Snapshot,
         _feasible: &[u32],
     ) -> Result<ScoreMode, Status> {
-        Ok(if pod.gpu.count == 0 {
-            ScoreMode::Uniform(0)
-        } else {
-            ScoreMode::PerNode
-        })
+        Ok(gpu_pods_only(pod))
     }
 
     fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {

@@ -10,7 +10,7 @@
 //! The device taken is the default best fit ([`NodeInfo::pick_gpus`]): the fullest device with
 //! room, which is the one tier 1 scores.
 
-use super::gpu_best_fit::{gpu_capacity, pod_gpu_milli};
+use super::gpu_best_fit::{gpu_capacity, gpu_pods_only, pod_gpu_milli};
 use crate::framework::types::{GPU_MILLI_PER_DEVICE, NodeInfo};
 use crate::framework::{CycleState, PodInfo, ScoreMode, ScorePlugin, Status};
 use crate::snapshot::Snapshot;
@@ -60,11 +60,7 @@ impl ScorePlugin for GpuPacking {
         _snapshot: &Snapshot,
         _feasible: &[u32],
     ) -> Result<ScoreMode, Status> {
-        Ok(if pod.gpu.count == 0 {
-            ScoreMode::Uniform(0)
-        } else {
-            ScoreMode::PerNode
-        })
+        Ok(gpu_pods_only(pod))
     }
 
     fn score(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
