@@ -625,7 +625,7 @@ impl Scheduler {
                     .with_label_values(&[result, PROFILE])
                     .observe(start.elapsed().as_secs_f64());
                 let message = e.to_string();
-                info!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
+                debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 self.requeue(qp);
                 self.report
                     .failure(pod.pod.clone(), message, REASON_UNSCHEDULABLE);
@@ -750,13 +750,13 @@ impl Scheduler {
         self.assumed_uid.remove(&key);
         match result {
             BindResult::Bound => {
-                info!(pod = %key, node = %node, "Successfully bound pod to node");
+                debug!(pod = %key, node = %node, "Successfully bound pod to node");
                 self.h.cache.finish_binding(&key, now());
                 self.h.latest_pending.remove(&key);
             }
             BindResult::AlreadyAssigned(msg) => {
                 // Someone else bound it: not an error to retry. The watch brings the truth.
-                info!(pod = %key, reason = %msg, "Pod already assigned; dropping");
+                debug!(pod = %key, reason = %msg, "Pod already assigned; dropping");
                 let _ = self.h.cache.forget_pod(&pod);
                 // A new incarnation seen meanwhile is a different pod: queue it.
                 if let Some(latest) = self.h.latest_pending.remove(&key)
