@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
 use kube::api::{Api, PostParams};
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
 use crate::extender::{Extender, ExtenderBindingArgs};
