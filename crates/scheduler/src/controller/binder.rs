@@ -33,6 +33,8 @@ pub(super) struct Attempt {
     pub(super) cycle: i64,
     /// The pod's scheduling attempts so far.
     pub(super) attempts: u32,
+    /// When the pod first entered the queue (`scheduler_pod_scheduling_duration_seconds`).
+    pub(super) initial_attempt_timestamp: std::time::Instant,
 }
 
 /// How a binding cycle ended.

@@ -496,6 +496,13 @@ impl Scheduler {
         g.with_label_values(&["backoff"]).set(p.backoff as i64);
         g.with_label_values(&["unschedulable"])
             .set(p.unschedulable as i64);
+        self.metrics.publish_incoming(self.h.queue.incoming_pods());
+        let cache = &self.h.cache;
+        self.metrics.publish_cache_size(
+            cache.snapshot().len(),
+            cache.pod_count(),
+            cache.assumed_pod_count(),
+        );
     }
 
     fn report_malformed(&mut self) {
@@ -517,6 +524,7 @@ impl Scheduler {
         let attempt = Attempt {
             cycle: self.h.queue.scheduling_cycle(),
             attempts: qp.attempts,
+            initial_attempt_timestamp: qp.initial_attempt_timestamp,
         };
         let pod = qp.pod.clone();
         let key = pod.key();
@@ -582,14 +590,7 @@ impl Scheduler {
                 self.h.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
-                self.metrics
-                    .schedule_attempts
-                    .with_label_values(&["scheduled", PROFILE])
-                    .inc();
-                self.metrics
-                    .scheduling_attempt_duration
-                    .with_label_values(&["scheduled", PROFILE])
-                    .observe(elapsed);
+                self.metrics.observe_attempt("scheduled", PROFILE, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
                 let binder: Arc<dyn Binder> =
@@ -617,13 +618,7 @@ impl Scheduler {
                     "error"
                 };
                 self.metrics
-                    .schedule_attempts
-                    .with_label_values(&[result, PROFILE])
-                    .inc();
-                self.metrics
-                    .scheduling_attempt_duration
-                    .with_label_values(&[result, PROFILE])
-                    .observe(start.elapsed().as_secs_f64());
+                    .observe_attempt(result, PROFILE, start.elapsed().as_secs_f64());
                 let message = e.to_string();
                 debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 self.requeue(qp);
@@ -751,6 +746,10 @@ impl Scheduler {
         match result {
             BindResult::Bound => {
                 debug!(pod = %key, node = %node, "Successfully bound pod to node");
+                self.metrics.observe_pod_scheduled(
+                    attempt.attempts,
+                    now().saturating_duration_since(attempt.initial_attempt_timestamp),
+                );
                 self.h.cache.finish_binding(&key, now());
                 self.h.latest_pending.remove(&key);
             }
