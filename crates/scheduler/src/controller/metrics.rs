@@ -483,7 +483,9 @@ mod tests {
             .observe(0.01);
         let families = registry.gather();
 
-        let cases: [(&str, &[&str], Option<Vec<f64>>); 11] = [
+        /// Family name, sorted label names, histogram upper bounds.
+        type Case<'a> = (&'a str, &'a [&'a str], Option<Vec<f64>>);
+        let cases: [Case; 11] = [
             (
                 "scheduler_schedule_attempts_total",
                 &["profile", "result"],
