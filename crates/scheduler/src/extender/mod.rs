@@ -37,7 +37,7 @@ use crate::framework::{Code, NodeInfo, PodInfo, Status};
 use crate::policy::LegacyExtender;
 use crate::snapshot::Snapshot;
 
-pub use http::{ExtenderConfigError, HttpExtender};
+pub use http::HttpExtender;
 
 /// Highest score an extender gives a node (`extenderv1.MaxExtenderPriority`). Extender scores
 /// are multiplied by `MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY` = 10 before they are added to the
@@ -51,6 +51,21 @@ pub const DEFAULT_EXTENDER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Failed nodes and their failure messages (`extenderv1.FailedNodesMap`).
 pub type FailedNodesMap = BTreeMap<String, String>;
+
+/// An extender's configuration that cannot be used: bad URL, unreadable or malformed TLS
+/// material. Names the entry (`extenders[<index>]`), its URL prefix and the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy extenders[{index}] ({url_prefix:?}): {field}: {message}")]
+pub struct ExtenderConfigError {
+    /// Position in the Policy's `extenders`.
+    pub index: usize,
+    /// Its `urlPrefix`.
+    pub url_prefix: String,
+    /// The field at fault, e.g. `tlsConfig.caFile`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
 
 /// An extender call that failed: transport error, non-200 answer, undecodable answer, or the
 /// `Error` text the extender returned. `Display` is the message alone, as upstream passes the
