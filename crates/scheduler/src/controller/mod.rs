@@ -84,12 +84,9 @@ use self::report::{REASON_UNSCHEDULABLE, Reporter, record_scheduled};
 use self::watch::Msg;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::framework::PodInfo;
-use crate::profile::Profile;
+use crate::profile::{PROFILE_NAME, Profile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
-
-/// The single profile's name in metric labels.
-pub const PROFILE: &str = "mini-scheduler";
 
 /// Settings of [`run`].
 #[derive(Clone)]
@@ -505,7 +502,7 @@ impl Scheduler {
         for (pod, message) in self.h.unreported_malformed() {
             self.metrics
                 .schedule_attempts
-                .with_label_values(&["error", PROFILE])
+                .with_label_values(&["error", PROFILE_NAME])
                 .inc();
             self.report.failure(pod, message, REASON_UNSCHEDULABLE);
         }
@@ -547,7 +544,7 @@ impl Scheduler {
             if let Some((d, code)) = timing {
                 self.metrics
                     .extension_point_duration
-                    .with_label_values(&[point, code.as_str(), PROFILE])
+                    .with_label_values(&[point, code.as_str(), PROFILE_NAME])
                     .observe(d.as_secs_f64());
             }
         }
@@ -584,11 +581,11 @@ impl Scheduler {
                 let elapsed = start.elapsed().as_secs_f64();
                 self.metrics
                     .schedule_attempts
-                    .with_label_values(&["scheduled", PROFILE])
+                    .with_label_values(&["scheduled", PROFILE_NAME])
                     .inc();
                 self.metrics
                     .scheduling_attempt_duration
-                    .with_label_values(&["scheduled", PROFILE])
+                    .with_label_values(&["scheduled", PROFILE_NAME])
                     .observe(elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
@@ -618,11 +615,11 @@ impl Scheduler {
                 };
                 self.metrics
                     .schedule_attempts
-                    .with_label_values(&[result, PROFILE])
+                    .with_label_values(&[result, PROFILE_NAME])
                     .inc();
                 self.metrics
                     .scheduling_attempt_duration
-                    .with_label_values(&[result, PROFILE])
+                    .with_label_values(&[result, PROFILE_NAME])
                     .observe(start.elapsed().as_secs_f64());
                 let message = e.to_string();
                 info!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
@@ -639,7 +636,7 @@ impl Scheduler {
     fn scheduler_error(&mut self, qp: QueuedPodInfo, message: String) {
         self.metrics
             .schedule_attempts
-            .with_label_values(&["error", PROFILE])
+            .with_label_values(&["error", PROFILE_NAME])
             .inc();
         let pod = qp.pod.pod.clone();
         self.requeue(qp);
@@ -693,7 +690,7 @@ impl Scheduler {
                     .with_label_values(&[
                         "PreBind",
                         if r.is_ok() { "Success" } else { "Error" },
-                        PROFILE,
+                        PROFILE_NAME,
                     ])
                     .observe(started.elapsed().as_secs_f64());
                 let failed = match r {
@@ -727,7 +724,7 @@ impl Scheduler {
                 "Error"
             };
             bind_hist
-                .with_label_values(&["Bind", status, PROFILE])
+                .with_label_values(&["Bind", status, PROFILE_NAME])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
                 record_scheduled(&report.recorder, &report.event_limiter, &guard, &pod, &node)
