@@ -1367,7 +1367,7 @@ fn num_candidates_and_offset() {
 
 #[test]
 fn the_scheduling_cycle_counts_nominated_pods_and_prefers_the_nominated_node() {
-    use crate::Algorithm;
+    use crate::schedule_one::Algorithm;
     // Two nodes with room for one LARGE pod each.
     let snapshot = snap(vec![n("node1", &VERY_LARGE), n("node2", &VERY_LARGE)], &[]);
     let f = fwk(vec![plugin(FIT)]);
