@@ -5,6 +5,7 @@
 mod logging;
 mod output;
 mod run;
+mod serving;
 
 use std::fmt::Display;
 use std::io::{self, IsTerminal, Write};
