@@ -84,12 +84,9 @@ use self::report::{REASON_UNSCHEDULABLE, Reporter, record_scheduled};
 use self::watch::Msg;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::framework::PodInfo;
-use crate::profile::Profile;
+use crate::profile::{PROFILE_NAME, Profile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
-
-/// The single profile's name in metric labels.
-pub const PROFILE: &str = "mini-scheduler";
 
 /// Settings of [`run`].
 #[derive(Clone)]
@@ -512,7 +509,7 @@ impl Scheduler {
         for (pod, message) in self.h.unreported_malformed() {
             self.metrics
                 .schedule_attempts
-                .with_label_values(&["error", PROFILE])
+                .with_label_values(&["error", PROFILE_NAME])
                 .inc();
             self.report.failure(pod, message, REASON_UNSCHEDULABLE);
         }
@@ -555,7 +552,7 @@ impl Scheduler {
             if let Some((d, code)) = timing {
                 self.metrics
                     .extension_point_duration
-                    .with_label_values(&[point, code.as_str(), PROFILE])
+                    .with_label_values(&[point, code.as_str(), PROFILE_NAME])
                     .observe(d.as_secs_f64());
             }
         }
@@ -590,7 +587,7 @@ impl Scheduler {
                 self.h.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
-                self.metrics.observe_attempt("scheduled", PROFILE, elapsed);
+                self.metrics.observe_attempt("scheduled", PROFILE_NAME, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
                 let binder: Arc<dyn Binder> =
@@ -618,7 +615,7 @@ impl Scheduler {
                     "error"
                 };
                 self.metrics
-                    .observe_attempt(result, PROFILE, start.elapsed().as_secs_f64());
+                    .observe_attempt(result, PROFILE_NAME, start.elapsed().as_secs_f64());
                 let message = e.to_string();
                 debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 self.requeue(qp);
@@ -634,7 +631,7 @@ impl Scheduler {
     fn scheduler_error(&mut self, qp: QueuedPodInfo, message: String) {
         self.metrics
             .schedule_attempts
-            .with_label_values(&["error", PROFILE])
+            .with_label_values(&["error", PROFILE_NAME])
             .inc();
         let pod = qp.pod.pod.clone();
         self.requeue(qp);
@@ -688,7 +685,7 @@ impl Scheduler {
                     .with_label_values(&[
                         "PreBind",
                         if r.is_ok() { "Success" } else { "Error" },
-                        PROFILE,
+                        PROFILE_NAME,
                     ])
                     .observe(started.elapsed().as_secs_f64());
                 let failed = match r {
@@ -722,7 +719,7 @@ impl Scheduler {
                 "Error"
             };
             bind_hist
-                .with_label_values(&["Bind", status, PROFILE])
+                .with_label_values(&["Bind", status, PROFILE_NAME])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
                 record_scheduled(&report.recorder, &report.event_limiter, &guard, &pod, &node)
