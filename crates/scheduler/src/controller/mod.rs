@@ -587,7 +587,8 @@ impl Scheduler {
                 self.h.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
-                self.metrics.observe_attempt("scheduled", PROFILE_NAME, elapsed);
+                self.metrics
+                    .observe_attempt("scheduled", PROFILE_NAME, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
                 let binder: Arc<dyn Binder> =
