@@ -147,7 +147,14 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
     })
     .await;
     assert_eq!(code, 200);
-    let (code, metrics) = http_get(port, "/metrics").await.unwrap();
+    // The pod is bound in the API before the scheduler's loop has handled the bind's outcome
+    // (the Scheduled event is written in between): wait for the last metric that outcome records.
+    let (code, metrics) = wait_for("the bound pod's metrics", async || {
+        http_get(port, "/metrics").await.filter(|(_, m)| {
+            m.contains(r#"scheduler_pod_scheduling_duration_seconds_count{attempts="1"} 1"#)
+        })
+    })
+    .await;
     assert_eq!(code, 200);
     assert!(
         metrics.contains(
