@@ -29,6 +29,7 @@ pub mod framework;
 pub mod labels;
 pub mod nesting;
 pub mod policy;
+pub mod preemption;
 pub mod profile;
 pub mod quantity;
 pub mod queue;

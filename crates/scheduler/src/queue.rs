@@ -330,6 +330,8 @@ pub struct PriorityQueue {
     scheduling_cycle: i64,
     move_request_cycle: i64,
     seq: u64,
+    /// Pods added to each sub-queue so far, by event ([`PriorityQueue::incoming_pods`]).
+    incoming: BTreeMap<(&'static str, &'static str), u64>,
 }
 
 impl Default for PriorityQueue {
@@ -349,12 +351,25 @@ impl PriorityQueue {
             scheduling_cycle: 0,
             move_request_cycle: -1,
             seq: 0,
+            incoming: BTreeMap::new(),
         }
     }
 
     /// The timings in use.
     pub fn config(&self) -> &QueueConfig {
         &self.config
+    }
+
+    /// Running totals of pods that entered each sub-queue, by the event that put them there:
+    /// `(queue, event) → pods`, with v1.22's labels of `scheduler_queue_incoming_pods_total`
+    /// (`PodAdd`, `PodUpdate`, `ScheduleAttemptFailure`, `BackoffComplete`, `ForceActivate`
+    /// and the [`ClusterEvent`] labels of moves).
+    pub fn incoming_pods(&self) -> &BTreeMap<(&'static str, &'static str), u64> {
+        &self.incoming
+    }
+
+    fn count_incoming(&mut self, queue: QueueName, event: &'static str) {
+        *self.incoming.entry((queue.as_str(), event)).or_insert(0) += 1;
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -403,6 +418,7 @@ impl PriorityQueue {
         self.backoff.remove(&key);
         self.unschedulable.remove(&key);
         let p = QueuedPodInfo::new(pod, now);
+        self.count_incoming(QueueName::Active, "PodAdd");
         match self.active.items.get(&key) {
             // `heap.Add` of an existing key updates in place, keeping its heap slot.
             Some((_, seq, _)) => {
@@ -458,9 +474,11 @@ impl PriorityQueue {
             self.unschedulable.remove(&key);
             if self.is_pod_backing_off(&p, now) {
                 self.push_backoff(p);
+                self.count_incoming(QueueName::Backoff, "PodUpdate");
                 return QueueName::Backoff;
             }
             self.push_active(p);
+            self.count_incoming(QueueName::Active, "PodUpdate");
             return QueueName::Active;
         }
         // Not queued, or queued under another UID: a new pod.
@@ -536,13 +554,15 @@ impl PriorityQueue {
             return Err(QueueError::AddUnschedulable { pod: key, queue });
         }
         p.timestamp = now;
-        if self.move_request_cycle >= pod_scheduling_cycle {
+        let queue = if self.move_request_cycle >= pod_scheduling_cycle {
             self.push_backoff(p);
-            Ok(QueueName::Backoff)
+            QueueName::Backoff
         } else {
             self.unschedulable.insert(key, p);
-            Ok(QueueName::Unschedulable)
-        }
+            QueueName::Unschedulable
+        };
+        self.count_incoming(queue, "ScheduleAttemptFailure");
+        Ok(queue)
     }
 
     /// `MoveAllToActiveOrBackoffQueue`: move every unschedulable pod for which `pre_check`
@@ -584,6 +604,7 @@ impl PriorityQueue {
                 self.push_active(p);
                 QueueName::Active
             };
+            self.count_incoming(to, event.label());
             tracing::trace!(pod = %key, queue = %to, event = event.label(), "Pod moved");
             moved += 1;
         }
@@ -601,6 +622,7 @@ impl PriorityQueue {
             }
             if let Some(p) = self.backoff.pop() {
                 self.push_active(p);
+                self.count_incoming(QueueName::Active, "BackoffComplete");
                 moved += 1;
             }
         }
@@ -635,6 +657,7 @@ impl PriorityQueue {
                 .or_else(|| self.backoff.remove(key));
             if let Some(p) = p {
                 self.push_active(p);
+                self.count_incoming(QueueName::Active, "ForceActivate");
                 n += 1;
             }
         }

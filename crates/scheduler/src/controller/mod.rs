@@ -493,6 +493,13 @@ impl Scheduler {
         g.with_label_values(&["backoff"]).set(p.backoff as i64);
         g.with_label_values(&["unschedulable"])
             .set(p.unschedulable as i64);
+        self.metrics.publish_incoming(self.h.queue.incoming_pods());
+        let cache = &self.h.cache;
+        self.metrics.publish_cache_size(
+            cache.snapshot().len(),
+            cache.pod_count(),
+            cache.assumed_pod_count(),
+        );
     }
 
     fn report_malformed(&mut self) {
@@ -514,6 +521,7 @@ impl Scheduler {
         let attempt = Attempt {
             cycle: self.h.queue.scheduling_cycle(),
             attempts: qp.attempts,
+            initial_attempt_timestamp: qp.initial_attempt_timestamp,
         };
         let pod = qp.pod.clone();
         let key = pod.key();
@@ -580,13 +588,7 @@ impl Scheduler {
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
                 self.metrics
-                    .schedule_attempts
-                    .with_label_values(&["scheduled", PROFILE_NAME])
-                    .inc();
-                self.metrics
-                    .scheduling_attempt_duration
-                    .with_label_values(&["scheduled", PROFILE_NAME])
-                    .observe(elapsed);
+                    .observe_attempt("scheduled", PROFILE_NAME, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
                 let binder: Arc<dyn Binder> =
@@ -614,15 +616,9 @@ impl Scheduler {
                     "error"
                 };
                 self.metrics
-                    .schedule_attempts
-                    .with_label_values(&[result, PROFILE_NAME])
-                    .inc();
-                self.metrics
-                    .scheduling_attempt_duration
-                    .with_label_values(&[result, PROFILE_NAME])
-                    .observe(start.elapsed().as_secs_f64());
+                    .observe_attempt(result, PROFILE_NAME, start.elapsed().as_secs_f64());
                 let message = e.to_string();
-                info!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
+                debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 self.requeue(qp);
                 self.report
                     .failure(pod.pod.clone(), message, REASON_UNSCHEDULABLE);
@@ -747,13 +743,17 @@ impl Scheduler {
         self.assumed_uid.remove(&key);
         match result {
             BindResult::Bound => {
-                info!(pod = %key, node = %node, "Successfully bound pod to node");
+                debug!(pod = %key, node = %node, "Successfully bound pod to node");
+                self.metrics.observe_pod_scheduled(
+                    attempt.attempts,
+                    now().saturating_duration_since(attempt.initial_attempt_timestamp),
+                );
                 self.h.cache.finish_binding(&key, now());
                 self.h.latest_pending.remove(&key);
             }
             BindResult::AlreadyAssigned(msg) => {
                 // Someone else bound it: not an error to retry. The watch brings the truth.
-                info!(pod = %key, reason = %msg, "Pod already assigned; dropping");
+                debug!(pod = %key, reason = %msg, "Pod already assigned; dropping");
                 let _ = self.h.cache.forget_pod(&pod);
                 // A new incarnation seen meanwhile is a different pod: queue it.
                 if let Some(latest) = self.h.latest_pending.remove(&key)

@@ -18,7 +18,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub use runtime::{
-    Framework, FrameworkError, ScoreBreakdown, WeightedScore, new_filter, new_score,
+    Framework, FrameworkError, NoNominatedPods, NominatedPods, ScoreBreakdown, WeightedScore,
+    new_filter, new_score,
 };
 pub use topology_terms::{
     AffinityTerm, PodAffinityTerms, Selector, SpreadConstraint, WeightedAffinityTerm,

@@ -841,6 +841,12 @@ impl Iterator for Simulation {
             .or_insert(0) += 1;
         Some(outcome)
     }
+
+    /// Exact: the outcomes decided at construction plus the pods still queued (one each).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.decided.len() + self.queue.len();
+        (n, Some(n))
+    }
 }
 
 /// Run the simulation and collect the whole report ([`Simulation`] streams it instead), with
