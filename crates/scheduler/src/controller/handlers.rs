@@ -76,6 +76,10 @@ pub(super) struct EventHandlers {
     /// The highest resourceVersion of an assigned-pod watch event handled so far (the read
     /// barrier's LIST applies only if it is newer).
     assigned_rv: u64,
+    /// The profiles' scheduler names: pending pods naming another are not ours (v1.22
+    /// `responsibleForPod`). Empty: every pod the pending watch delivers (its field selector
+    /// names the one profile).
+    scheduler_names: Vec<String>,
 }
 
 /// An object's `metadata.resourceVersion` as a number (the API double's and etcd's are
@@ -96,7 +100,24 @@ impl EventHandlers {
             malformed: HashMap::new(),
             latest_pending: HashMap::new(),
             assigned_rv: 0,
+            scheduler_names: Vec::new(),
         }
+    }
+
+    /// Only pending pods whose `spec.schedulerName` is one of `names` are queued (for a pending
+    /// watch that cannot select them by name: several profiles).
+    pub(super) fn with_scheduler_names(mut self, names: Vec<String>) -> EventHandlers {
+        self.scheduler_names = names;
+        self
+    }
+
+    /// `p` is a pending pod of one of our profiles.
+    fn responsible_for(&self, p: &core::Pod) -> bool {
+        self.scheduler_names.is_empty()
+            || p.spec
+                .as_ref()
+                .and_then(|s| s.scheduler_name.as_deref())
+                .is_some_and(|n| self.scheduler_names.iter().any(|s| s == n))
     }
 
     /// Every watch has listed once.
@@ -183,7 +204,11 @@ impl EventHandlers {
                     self.remove_pending(&gone);
                 }
                 match ev {
-                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => self.upsert_pending(p, now),
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
+                        if self.responsible_for(&p) {
+                            self.upsert_pending(p, now);
+                        }
+                    }
                     WatchEvent::Delete(p) => self.remove_pending(&key_of(&p)),
                     WatchEvent::Init | WatchEvent::InitDone => {}
                 }
