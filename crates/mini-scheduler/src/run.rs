@@ -13,12 +13,12 @@ use axum::routing::get;
 use clap::ArgAction;
 use election::{LeaderElectionConfig, default_identity, pod_namespace};
 use prometheus::{Encoder, Registry, TextEncoder};
+use scheduler::config::{LoadedConfig, load_config_file};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
 use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
-use scheduler::policy;
-use scheduler::config::{LoadedConfig, load_config_file};
 use scheduler::escape::escape_control_line;
+use scheduler::policy;
 use scheduler::profile::{PolicySource, Profile, SchedulerProfile};
 use scheduler::queue::QueueConfig;
 use tracing::{error, info, warn};
@@ -59,7 +59,12 @@ pub struct RunArgs {
     /// (--kubeconfig, --scheduler-name, --leader-elect*, --kube-api-qps/-burst,
     /// --percentage-of-nodes-to-score) are ignored, with a warning for each one given. Not
     /// watched for changes.
-    #[arg(long, env = "MINI_SCHEDULER_CONFIG", value_name = "FILE", conflicts_with = "policy_config_file")]
+    #[arg(
+        long,
+        env = "MINI_SCHEDULER_CONFIG",
+        value_name = "FILE",
+        conflicts_with = "policy_config_file"
+    )]
     pub config: Option<PathBuf>,
     /// Start a leader election client and gain leadership before scheduling.
     #[arg(long, env = "MINI_SCHEDULER_LEADER_ELECT", default_value_t = true, action = ArgAction::Set)]

@@ -7,7 +7,8 @@
 //! Follows `pkg/scheduler/scheduler.go`, `schedule_one.go` and `eventhandlers.go` (v1.22):
 //!
 //! - watches: nodes; pods assigned to a node and not `Succeeded`/`Failed` (whoever scheduled
-//!   them); pending pods with our `schedulerName` and no node; Services, ReplicationControllers,
+//!   them); pending pods with one of our profiles' `schedulerName`s and no node (each
+//!   scheduled with its profile, [`RunConfig::other_profiles`]); Services, ReplicationControllers,
 //!   ReplicaSets and StatefulSets; PersistentVolumes, PersistentVolumeClaims, StorageClasses
 //!   and CSINodes. Every replica keeps them warm; only the leader schedules.
 //! - VolumeBinding: Reserve assumes the pod's PV/PVC bindings with the pod; before the Binding,
@@ -220,15 +221,12 @@ pub async fn run(
             identity: cfg.identity.clone(),
         }),
         cfg,
-        h: EventHandlers::new(
-            Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)),
-            queue,
-        )
-        .with_scheduler_names(if scheduler_names.len() > 1 {
-            scheduler_names
-        } else {
-            Vec::new()
-        }),
+        h: EventHandlers::new(Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)), queue)
+            .with_scheduler_names(if scheduler_names.len() > 1 {
+                scheduler_names
+            } else {
+                Vec::new()
+            }),
         metrics,
         report: Reporter {
             client,
@@ -626,11 +624,13 @@ impl Scheduler {
                     .observe_attempt("scheduled", PROFILE_NAME, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
-                let binder: Arc<dyn Binder> =
-                    match crate::extender::binder_for(&profile_of(&self.cfg, &pod).0.extenders, &pod) {
-                        Some(ext) => Arc::new(ExtenderBinder(ext.clone())),
-                        None => self.api_binder.clone(),
-                    };
+                let binder: Arc<dyn Binder> = match crate::extender::binder_for(
+                    &profile_of(&self.cfg, &pod).0.extenders,
+                    &pod,
+                ) {
+                    Some(ext) => Arc::new(ExtenderBinder(ext.clone())),
+                    None => self.api_binder.clone(),
+                };
                 self.spawn_bind(
                     BindJob {
                         pod,
