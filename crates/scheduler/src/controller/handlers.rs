@@ -700,4 +700,47 @@ mod tests {
         h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
         assert_eq!(h.queue.pending_pods().unschedulable, 1);
     }
+    /// With several profiles the pending watch delivers every pending pod: only those whose
+    /// `schedulerName` names a profile are queued (v1.22 `responsibleForPod`); a relist keeps
+    /// them apart the same way.
+    #[test]
+    fn several_profiles_queue_only_their_pods() {
+        let now = Instant::now();
+        let mut h = handlers().with_scheduler_names(vec!["a".into(), "b".into()]);
+        sync_all(&mut h, now);
+        let named = |name: &str, scheduler: Option<&str>| {
+            let mut p = pod(name, None);
+            if let Some(s) = p.spec.as_mut() {
+                s.scheduler_name = scheduler.map(str::to_string);
+            }
+            p
+        };
+        for (name, scheduler) in [
+            ("pa", Some("a")),
+            ("pb", Some("b")),
+            ("pc", Some("c")),
+            ("pn", None),
+        ] {
+            h.handle(
+                WatchMsg::PendingPod(WatchEvent::Apply(named(name, scheduler))),
+                now,
+            );
+        }
+        let mut queued: Vec<&str> = h.pending.keys().map(String::as_str).collect();
+        queued.sort_unstable();
+        assert_eq!(queued, ["default/pa", "default/pb"]);
+        assert_eq!(h.queue.pending_pods().active, 2);
+        h.handle(WatchMsg::PendingPod(WatchEvent::Init), now);
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::InitApply(named("pc", Some("c")))),
+            now,
+        );
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::InitApply(named("pb", Some("b")))),
+            now,
+        );
+        h.handle(WatchMsg::PendingPod(WatchEvent::InitDone), now);
+        let queued: Vec<&str> = h.pending.keys().map(String::as_str).collect();
+        assert_eq!(queued, ["default/pb"]);
+    }
 }

@@ -211,7 +211,7 @@ pub async fn run(
     );
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
     algo.set_extenders(cfg.profile.extenders.clone());
-    let queue = PriorityQueue::new(cfg.queue.clone());
+    let queue = PriorityQueue::new(cfg.queue);
     let mut s = Scheduler {
         algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
