@@ -19,7 +19,7 @@ use logging::LogFormat;
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates};
-use scheduler::profile::{LoadedProfile, PolicySource, Profile};
+use scheduler::profile::{LoadedProfile, PolicySource, Profile, SchedulerProfile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -411,7 +411,7 @@ fn policy_convert(
 fn simulate_profiles(
     args: &SimulateArgs,
     gates: &FeatureGates,
-) -> Result<(Vec<sim::SimProfile>, i32), ExitCode> {
+) -> Result<(Vec<SchedulerProfile>, i32), ExitCode> {
     if let Some(path) = &args.config {
         let loaded = scheduler::config::load_config_file(path).map_err(|e| {
             print_error(e);
@@ -420,20 +420,12 @@ fn simulate_profiles(
         for w in &loaded.warnings {
             tracing::warn!("{}", escape_control_line(w));
         }
-        let origin = path.display().to_string();
-        let mut profiles = Vec::new();
-        for p in loaded.profiles {
-            // Each profile builds like a Policy's (plugins, then extenders).
-            let profile = Profile::from_resolved(p.resolved, &origin).map_err(|e| {
+        // Each profile builds like a Policy's (plugins, then extenders).
+        let profiles = SchedulerProfile::from_config(&loaded, &path.display().to_string())
+            .map_err(|e| {
                 print_error(e);
                 ExitCode::from(EXIT_BAD_INPUT)
             })?;
-            profiles.push(sim::SimProfile {
-                scheduler_name: p.scheduler_name,
-                profile,
-                percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
-            });
-        }
         return Ok((profiles, loaded.percentage_of_nodes_to_score));
     }
     let source = match &args.policy {
@@ -445,7 +437,7 @@ fn simulate_profiles(
     };
     let profile = load_profile_or_exit(source, gates)?.profile;
     Ok((
-        vec![sim::SimProfile {
+        vec![SchedulerProfile {
             scheduler_name: args.scheduler_name.clone(),
             profile,
             percentage_of_nodes_to_score: None,
