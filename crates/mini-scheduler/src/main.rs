@@ -597,7 +597,7 @@ fn explain(args: ExplainArgs, gates: &FeatureGates) -> ExitCode {
         let mut profiles = Vec::new();
         for p in loaded.profiles {
             match Profile::from_resolved(p.resolved, &origin) {
-                Ok(profile) => profiles.push(sim::SimProfile {
+                Ok(profile) => profiles.push(SchedulerProfile {
                     scheduler_name: p.scheduler_name,
                     profile,
                     percentage_of_nodes_to_score: Some(100),
@@ -615,7 +615,7 @@ fn explain(args: ExplainArgs, gates: &FeatureGates) -> ExitCode {
             None => PolicySource::DefaultProvider,
         };
         match load_profile_or_exit(source, gates) {
-            Ok(l) => vec![sim::SimProfile {
+            Ok(l) => vec![SchedulerProfile {
                 scheduler_name: "mini-scheduler".into(),
                 profile: l.profile,
                 percentage_of_nodes_to_score: Some(100),
