@@ -1040,7 +1040,7 @@ impl Simulation {
                         }
                         let mut o = outcome(pod, PodStatus::Unschedulable, message);
                         o.diagnosis = self.explain.then(|| {
-                            fe.node_to_status
+                            fe.node_to_status(self.cache.snapshot())
                                 .iter()
                                 .map(|(n, s)| {
                                     (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect())
