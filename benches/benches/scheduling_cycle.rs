@@ -16,7 +16,9 @@ use benches::{
     perf_pods, perf_snapshot, sample_policy, topology_pods, topology_policy, topology_snapshot,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use scheduler::{Algorithm, Framework, PodInfo, Snapshot};
+use scheduler::framework::{Framework, PodInfo};
+use scheduler::schedule_one::Algorithm;
+use scheduler::snapshot::Snapshot;
 
 fn bench_cycle(c: &mut Criterion) {
     let policy = sample_policy();

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use scheduler::framework::{NodeInfo, PodInfo};
 use scheduler::policy::{self, ResolvedPolicy};
-use scheduler::{NodeInfo, PodInfo, Snapshot};
+use scheduler::snapshot::Snapshot;
 
 /// The product's sample policy, as shipped in `config/policy-config-file.json`.
 pub const SAMPLE_POLICY: &str = include_str!("../../config/policy-config-file.json");

@@ -55,7 +55,8 @@ async fn prebind_binds_volumes_before_the_pod() {
     ));
 
     let mut run = run_config("replica-1");
-    run.profile = scheduler::Profile::from_resolved(default_provider(), "DefaultProvider").unwrap();
+    run.profile =
+        scheduler::profile::Profile::from_resolved(default_provider(), "DefaultProvider").unwrap();
     let mut replica = spawn_replica_with(&api, "replica-1", false, run).await;
 
     let pods: Api<Pod> = Api::namespaced(api.client(TESTER), "default");
@@ -188,7 +189,7 @@ async fn prebind_times_out_without_a_pv_controller() {
         ..Default::default()
     });
     let job = |pv: PersistentVolume| VolumeBindJob {
-        pod: Arc::new(scheduler::PodInfo::from_pod(pod.clone()).unwrap()),
+        pod: Arc::new(scheduler::framework::PodInfo::from_pod(pod.clone()).unwrap()),
         assumed: AssumedPodVolumes {
             node: "n1".into(),
             all_bound: false,
@@ -269,7 +270,7 @@ async fn prebind_reports_missing_objects_in_upstream_words() {
             ..Default::default()
         });
         VolumeBindJob {
-            pod: Arc::new(scheduler::PodInfo::from_pod(pod).unwrap()),
+            pod: Arc::new(scheduler::framework::PodInfo::from_pod(pod).unwrap()),
             assumed: AssumedPodVolumes {
                 node: "n1".into(),
                 all_bound: false,

@@ -6,6 +6,9 @@
 //! HTTP client is synchronous and free of API calls; see `docs/architecture.md`.
 //! Semantics follow kube-scheduler v1.22, the last release that read a Policy file, with scores
 //! on the framework scale 0..=100.
+//!
+//! Each public item has one path, its module's (`scheduler::framework::PodInfo`,
+//! `scheduler::profile::Profile`); the crate root re-exports nothing.
 
 pub mod cache;
 pub mod config;
@@ -16,6 +19,7 @@ pub mod framework;
 pub mod labels;
 pub mod nesting;
 pub mod policy;
+pub mod preemption;
 pub mod profile;
 pub mod quantity;
 pub mod queue;
@@ -26,8 +30,3 @@ pub mod volume;
 
 #[cfg(test)]
 mod fuzz;
-
-pub use framework::{Framework, NodeInfo, PodInfo, Status};
-pub use profile::{Profile, ProfileError};
-pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};
-pub use snapshot::Snapshot;
