@@ -133,8 +133,8 @@ impl NodeHot {
                 .allocatable
                 .scalar(RESOURCE_GPU_MILLI)
                 .saturating_sub(n.requested.scalar(RESOURCE_GPU_MILLI)),
-            gpu_idle: u32::try_from(n.gpu_used.iter().filter(|&&u| u == 0).count())
-                .unwrap_or(u32::MAX),
+            // (Saturating low keeps the fast check conservative.)
+            gpu_idle: u32::try_from(n.gpu_used.iter().filter(|&&u| u == 0).count()).unwrap_or(0),
             gpu_free_max: if n.gpu_used.is_empty() {
                 u32::MAX
             } else {

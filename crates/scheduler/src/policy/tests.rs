@@ -147,7 +147,8 @@ fn unknown_priority_in_yaml() {
     assert!(
         e.ends_with(
             "? valid priorities: BalancedResourceAllocation, BestFitPriority, DotProductPriority, \
-             EvenPodsSpreadPriority, GpuClusteringPriority, GpuFragmentationPriority, \
+             EvenPodsSpreadPriority, GpuClusteringPriority, GpuFragmentationFinePriority, \
+             GpuFragmentationPriority, \
              GpuFragmentationStrandingPriority, GpuPackingPriority, ImageLocalityPriority, \
              InterPodAffinityPriority, LeastRequestedPriority, \
              MostRequestedPriority, NodeAffinityPriority, NodeLabel, NodePreferAvoidPodsPriority, \
