@@ -347,12 +347,15 @@ fn line_chart(
     path: &Path,
     results: &[RunResult],
     policies: &[String],
+    seeds: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "Default trace: unallocated GPU vs arrived workload (median, 25-75 % band, 10 seeds)",
+            format!(
+                "Default trace: unallocated GPU vs arrived workload (median, 25-75 % band, {seeds})"
+            ),
             ("sans-serif", 18),
         )
         .margin(15)
@@ -424,6 +427,7 @@ fn bar_chart(
     theirs: &BTreeMap<(String, String), (f64, f64)>,
     traces: &[String],
     policies: &[String],
+    seeds: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let per = policies.len() as f64 + 1.0;
     let width = (traces.len() as f64 * per * 24.0 + 160.0) as u32;
@@ -439,7 +443,9 @@ fn bar_chart(
     let xmax = traces.len() as f64 * per;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "Unallocated GPU at 100 % arrived, mean of 10 seeds: ours (solid) beside the authors' (light, outlined)",
+            format!(
+                "Unallocated GPU at 100 % arrived, mean of {seeds}: ours (solid) beside the authors' (light, outlined; seeds 42-51)"
+            ),
             ("sans-serif", 18),
         )
         .margin(15)
@@ -701,10 +707,16 @@ fn main() {
     std::fs::write(args.out.join("table.md"), &md).expect("writing table.md");
     print!("{md}");
 
+    let seeds_label = if first == last {
+        format!("seed {first}")
+    } else {
+        format!("seeds {first}-{last}")
+    };
     line_chart(
         &args.out.join("unallocated-vs-arrived.svg"),
         &results,
         &names,
+        &seeds_label,
     )
     .expect("drawing the line chart");
     bar_chart(
@@ -713,6 +725,7 @@ fn main() {
         &theirs,
         &traces,
         &names,
+        &seeds_label,
     )
     .expect("drawing the bar chart");
     eprintln!("wrote {}", args.out.display());
