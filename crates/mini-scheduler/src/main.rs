@@ -5,6 +5,7 @@
 mod logging;
 mod output;
 mod run;
+mod serving;
 
 use std::fmt::Display;
 use std::io::{self, IsTerminal, Write};
@@ -111,7 +112,7 @@ enum Command {
     /// With no input flags it schedules the bundled demo cluster with the bundled policy.
     Simulate(SimulateArgs),
     /// Run the scheduler against a Kubernetes API server (leader-elected, watching, binding).
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Policy file tools.
     Policy {
         #[command(subcommand)]
@@ -295,7 +296,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Completion { shell } => completion(shell),
         Command::Run(args) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt.block_on(run::run(args, &gates)),
+            Ok(rt) => rt.block_on(run::run(*args, &gates)),
             Err(e) => {
                 print_error(format_args!("starting the async runtime: {e}"));
                 ExitCode::FAILURE

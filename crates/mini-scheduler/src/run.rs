@@ -1,7 +1,7 @@
 //! `mini-scheduler run`: the scheduler against a real API server — flags with kube-scheduler's
-//! names, the kube client, leader election, the admin HTTP endpoint and signal handling.
+//! names, the kube client, leader election, the secure admin endpoint ([`crate::serving`]) and
+//! signal handling.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -90,13 +90,9 @@ pub struct RunArgs {
     /// percentageOfNodesToScore: 0 = adaptive, 100 = all nodes.
     #[arg(long, env = "MINI_SCHEDULER_PERCENTAGE_OF_NODES_TO_SCORE", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
     pub percentage_of_nodes_to_score: i32,
-    /// Address of the admin HTTP endpoint (/metrics, /healthz, /livez, /readyz).
-    #[arg(
-        long,
-        env = "MINI_SCHEDULER_ADMIN_ADDRESS",
-        default_value = "0.0.0.0:10259"
-    )]
-    pub admin_address: SocketAddr,
+    /// The secure port of /metrics, /healthz, /livez and /readyz.
+    #[command(flatten)]
+    pub serving: crate::serving::ServingArgs,
 }
 
 /// Go-style duration (`15s`, `1m30s`, `500ms`, `2h`), as kube-scheduler's flags take them.
@@ -184,11 +180,53 @@ async fn readyz(State(a): State<Admin>) -> (StatusCode, String) {
 /// The client configuration of `--kubeconfig FILE`: its current context. Errors name the file
 /// and say what kube could not read in it.
 async fn kubeconfig_file(path: &std::path::Path) -> Result<kube::Config, String> {
+    kubeconfig_flag("--kubeconfig", path).await
+}
+
+/// The client configuration of the kubeconfig `path` given with `flag`; errors name both.
+async fn kubeconfig_flag(flag: &str, path: &std::path::Path) -> Result<kube::Config, String> {
     let kc = kube::config::Kubeconfig::read_from(path)
-        .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))?;
+        .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
     kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
         .await
-        .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))
+        .map_err(|e| format!("{flag} {}: {e}", path.display()))
+}
+
+/// The secure port's delegated authentication and authorization: TokenReviews through
+/// `--authentication-kubeconfig`, SubjectAccessReviews through `--authorization-kubeconfig`,
+/// each defaulting to the scheduler's own client configuration `config`.
+async fn delegated_auth(
+    args: &crate::serving::ServingArgs,
+    config: &kube::Config,
+) -> Result<std::sync::Arc<crate::serving::DelegatedAuth>, String> {
+    let mut clients = Vec::new();
+    for (flag, path) in [
+        (
+            "--authentication-kubeconfig",
+            &args.authentication_kubeconfig,
+        ),
+        ("--authorization-kubeconfig", &args.authorization_kubeconfig),
+    ] {
+        let mut c = match path {
+            Some(p) => kubeconfig_flag(flag, p).await?,
+            None => config.clone(),
+        };
+        if path.is_some() {
+            c.headers.extend(
+                config
+                    .headers
+                    .iter()
+                    .filter(|(k, _)| k == axum::http::header::USER_AGENT)
+                    .cloned(),
+            );
+        }
+        clients.push(kube::Client::try_from(c).map_err(|e| format!("{flag}: {e}"))?);
+    }
+    let authz = clients.pop().ok_or("no authorization client")?;
+    let authn = clients.pop().ok_or("no authentication client")?;
+    Ok(std::sync::Arc::new(crate::serving::DelegatedAuth::new(
+        authn, authz, args,
+    )))
 }
 
 async fn client_config(args: &RunArgs) -> Result<kube::Config, String> {
@@ -263,6 +301,13 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
     // leader-election client, each with a --kube-api-qps/--kube-api-burst bucket of its own.
     // The scheduling client's reads wait in a client layer; fenced writes (bindings, events)
     // take their token from their client's bucket before the fence check.
+    let auth = match delegated_auth(&args.serving, &config).await {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let registry = Registry::new();
     let rest_metrics = match register_process_and_client_metrics(&registry) {
         Ok(m) => m,
@@ -291,10 +336,10 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let listener = match tokio::net::TcpListener::bind(args.admin_address).await {
+    let listener = match crate::serving::bind(&args.serving).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: --admin-address {}: {e}", args.admin_address);
+            eprintln!("error: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
@@ -342,11 +387,7 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
                 registry: admin_registry,
                 probes,
             });
-        tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                error!(error = %e, "Admin HTTP server failed");
-            }
-        });
+        tokio::spawn(crate::serving::serve(listener, app, auth));
     };
     let outcome = run_replica(client, cfg, &registry, on_start, shutdown_signal()).await;
     match outcome {

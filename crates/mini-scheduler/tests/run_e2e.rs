@@ -1,5 +1,6 @@
 //! `mini-scheduler run` as a process against the in-memory API test double: it binds a pending
-//! pod, serves /metrics and /readyz, and on SIGTERM stops, releases its Lease and exits 0.
+//! pod, serves /metrics and /readyz (plain HTTP with --insecure-dev-http; the secure port is
+//! tested in serving.rs), and on SIGTERM stops, releases its Lease and exits 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -99,8 +100,11 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
             "run",
             "--kubeconfig",
             kubeconfig.to_str().unwrap(),
-            "--admin-address",
-            &format!("127.0.0.1:{port}"),
+            "--insecure-dev-http",
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            &port.to_string(),
             "--leader-elect-lease-duration",
             "6s",
             "--leader-elect-renew-deadline",
@@ -332,6 +336,11 @@ async fn run_reloads_the_policy_file_and_survives_a_bad_one() {
         "the rejection names file:line:column: {stderr}"
     );
     assert!(stderr.contains("Reloaded policy in force"), "{stderr}");
+    // The old flag still serves plain HTTP, with a warning.
+    assert!(
+        stderr.contains("Flag --admin-address has been deprecated"),
+        "{stderr}"
+    );
     // At INFO (-v 0) no per-pod lines: bindings are V(2).
     assert!(
         !stderr.contains("Successfully bound pod to node"),
