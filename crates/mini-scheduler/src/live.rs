@@ -11,6 +11,8 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
     Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
 };
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::api::{Api, ListParams};
 use serde::Serialize;
@@ -45,7 +47,8 @@ where
 
 /// The live cluster as one `v1 List` JSON document: nodes and pods (required: an error names
 /// the kind), then Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces,
-/// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes (a kind that cannot
+/// PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, PriorityClasses and
+/// PodDisruptionBudgets (preemption) (a kind that cannot
 /// be listed, e.g. for lack of RBAC, is left out with a warning in the returned list).
 ///
 /// # Errors
@@ -80,6 +83,8 @@ pub async fn snapshot(client: &kube::Client) -> Result<(String, Vec<String>), St
     optional!(PersistentVolumeClaim, "persistentvolumeclaims");
     optional!(StorageClass, "storageclasses");
     optional!(CSINode, "csinodes");
+    optional!(PriorityClass, "priorityclasses");
+    optional!(PodDisruptionBudget, "poddisruptionbudgets");
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
     Ok((list.to_string(), warnings))
 }
