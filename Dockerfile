@@ -14,7 +14,7 @@ RUN cargo build --release --locked -p mini-scheduler
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /src/target/release/mini-scheduler /mini-scheduler
 USER 65532:65532
-# Admin HTTP: /metrics, /healthz, /livez, /readyz.
+# The secure port (HTTPS, kube-scheduler's --secure-port): /metrics, /healthz, /livez, /readyz.
 EXPOSE 10259
 ENTRYPOINT ["/mini-scheduler"]
 CMD ["run"]

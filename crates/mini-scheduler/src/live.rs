@@ -1,7 +1,8 @@
 //! The live cluster as `simulate` and `explain` read it: read-only LISTs of every kind the
 //! scheduling plugins need, turned into one `v1 List` document (what `kubectl get -o json`
 //! of those kinds prints), so that a live run decodes exactly as `simulate --cluster` on a dump
-//! of the same objects; and the side-by-side comparison of several policies.
+//! of the same objects; `explain` (why one pod is pending) and the side-by-side comparison of
+//! several policies (`simulate --policy A --policy B`).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -16,8 +17,17 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use scheduler::escape::escape_control_line;
-use scheduler::sim::{PodStatus, Simulation, Summary};
+use std::process::ExitCode;
+
+use scheduler::escape::{escape_control, escape_control_line};
+use scheduler::policy::FeatureGates;
+use scheduler::profile::{PolicySource, Profile, SchedulerProfile};
+use scheduler::sim::{self, Cluster, PodStatus, Simulation, SimulationConfig, Summary};
+
+use crate::{
+    EXIT_BAD_INPUT, ExplainArgs, OutputFormat, SimulateArgs, finish_output, load_profile_or_exit,
+    print_error, simulate_profiles,
+};
 
 /// Every object of kind `K` (cluster-wide), as JSON with `apiVersion` and `kind`.
 async fn list_all<K>(client: &kube::Client) -> Result<Vec<Value>, kube::Error>
@@ -237,4 +247,209 @@ pub fn comparison_json(runs: &[PolicyRun]) -> Value {
             })
             .collect(),
     )
+}
+
+/// The live cluster of `kubeconfig` (`None`: in-cluster or $KUBECONFIG) as a `v1 List`
+/// document and the server it came from; the snapshot's warnings are logged.
+pub(crate) fn live_snapshot(
+    kubeconfig: Option<&std::path::Path>,
+) -> Result<(String, String), ExitCode> {
+    let rt = tokio::runtime::Runtime::new().map_err(|e| {
+        print_error(format_args!("starting the async runtime: {e}"));
+        ExitCode::FAILURE
+    })?;
+    rt.block_on(async {
+        let config = match kubeconfig {
+            Some(path) => crate::run::kubeconfig_file(path).await,
+            None => kube::Config::infer()
+                .await
+                .map_err(|e| format!("no --kubeconfig and no in-cluster configuration: {e}")),
+        }
+        .map_err(|e| {
+            print_error(e);
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        let server = config.cluster_url.to_string();
+        let client = kube::Client::try_from(config).map_err(|e| {
+            print_error(format_args!("building the API client: {e}"));
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        let (text, warnings) = snapshot(&client).await.map_err(|e| {
+            print_error(format_args!("{server}: {e}"));
+            ExitCode::FAILURE
+        })?;
+        for w in warnings {
+            tracing::warn!("{server}: {}", escape_control_line(&w));
+        }
+        Ok((text, server))
+    })
+}
+
+/// `simulate` with two or more `--policy` files: each schedules a copy of `cluster`.
+pub(crate) fn compare_policies(
+    args: &SimulateArgs,
+    cluster: Cluster,
+    gates: &FeatureGates,
+) -> ExitCode {
+    let mut runs = Vec::new();
+    for policy in &args.policy {
+        let (profiles, percentage) = match simulate_profiles(args, Some(policy), gates) {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
+        let cfg = SimulationConfig {
+            scheduler_name: args.scheduler_name.clone(),
+            seed: args.seed,
+            percentage_of_nodes_to_score: percentage,
+            explain: false,
+        };
+        let run = match Simulation::with_profiles_replay(
+            cluster.clone(),
+            profiles,
+            &cfg,
+            args.replay.options(),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+        let name = policy.file_name().map_or_else(
+            || policy.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        runs.push(finish(name, run));
+    }
+    let mut out = io::stdout().lock();
+    finish_output(match args.output {
+        OutputFormat::Json => serde_json::to_writer_pretty(&mut out, &comparison_json(&runs))
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(out)),
+        OutputFormat::Table => write_comparison(&mut out, &runs),
+    })
+}
+
+/// `mini-scheduler explain NAMESPACE/NAME`.
+pub(crate) fn explain(args: ExplainArgs, gates: &FeatureGates) -> ExitCode {
+    let Some((namespace, name)) = args
+        .pod
+        .split_once('/')
+        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+    else {
+        print_error(format_args!("pod {:?}: expected NAMESPACE/NAME", args.pod));
+        return ExitCode::from(EXIT_BAD_INPUT);
+    };
+    // The profiles: the configuration's, or the Policy's (DefaultProvider without one).
+    let profiles = if let Some(path) = &args.config {
+        let loaded = match scheduler::config::load_config_file(path) {
+            Ok(l) => l,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+        let origin = path.display().to_string();
+        let mut profiles = Vec::new();
+        for p in loaded.profiles {
+            match Profile::from_resolved(p.resolved, &origin) {
+                Ok(profile) => profiles.push(SchedulerProfile {
+                    scheduler_name: p.scheduler_name,
+                    profile,
+                    percentage_of_nodes_to_score: Some(100),
+                }),
+                Err(e) => {
+                    print_error(e);
+                    return ExitCode::from(EXIT_BAD_INPUT);
+                }
+            }
+        }
+        profiles
+    } else {
+        let source = match &args.policy {
+            Some(p) => PolicySource::File(p),
+            None => PolicySource::DefaultProvider,
+        };
+        match load_profile_or_exit(source, gates) {
+            Ok(l) => vec![SchedulerProfile {
+                scheduler_name: "mini-scheduler".into(),
+                profile: l.profile,
+                percentage_of_nodes_to_score: Some(100),
+            }],
+            Err(code) => return code,
+        }
+    };
+    let (text, server) = match live_snapshot(args.kubeconfig.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut cluster = Cluster::default();
+    if let Err(e) = sim::files::parse_cluster_text(&mut cluster, &server, &text) {
+        print_error(e);
+        return ExitCode::FAILURE;
+    }
+    let is_target = |p: &k8s_openapi::api::core::v1::Pod| {
+        p.metadata.namespace.as_deref() == Some(namespace)
+            && p.metadata.name.as_deref() == Some(name)
+    };
+    let Some(target) = cluster.pods.iter().find(|p| is_target(p)).cloned() else {
+        print_error(format_args!("pod {namespace}/{name} not found on {server}"));
+        return ExitCode::FAILURE;
+    };
+    if let Some(node) = target.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
+        let line = format!("{namespace}/{name} is bound to node {node}: not pending\n");
+        return finish_output(
+            io::stdout()
+                .lock()
+                .write_all(escape_control(&line).as_bytes()),
+        );
+    }
+    // The pod alone against the assigned pods: other pending pods hold no resources yet. It
+    // is scheduled by the profile its schedulerName names, else the first.
+    let wanted = target
+        .spec
+        .as_ref()
+        .and_then(|s| s.scheduler_name.clone())
+        .unwrap_or_default();
+    let profile_name = profiles
+        .iter()
+        .find(|p| p.scheduler_name == wanted)
+        .or(profiles.first())
+        .map(|p| p.scheduler_name.clone())
+        .unwrap_or_default();
+    cluster
+        .pods
+        .retain(|p| is_target(p) || p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some());
+    for p in cluster.pods.iter_mut().filter(|p| is_target(p)) {
+        p.spec.get_or_insert_with(Default::default).scheduler_name = Some(profile_name.clone());
+    }
+    let cfg = SimulationConfig {
+        scheduler_name: profile_name,
+        seed: 0,
+        percentage_of_nodes_to_score: 100,
+        explain: true,
+    };
+    let run = match Simulation::with_profiles(cluster, profiles, &cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            print_error(e);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let Some(outcome) = run
+        .into_iter()
+        .find(|o| o.namespace == namespace && o.name == name)
+    else {
+        print_error(format_args!(
+            "{namespace}/{name}: not scheduled by the simulation"
+        ));
+        return ExitCode::FAILURE;
+    };
+    let mut out = io::stdout().lock();
+    finish_output(match args.output {
+        OutputFormat::Json => serde_json::to_writer_pretty(&mut out, &outcome)
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(out)),
+        OutputFormat::Table => crate::output::write_explain(&mut out, &outcome),
+    })
 }
