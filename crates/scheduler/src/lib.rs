@@ -14,6 +14,7 @@ pub mod escape;
 pub mod extender;
 pub mod framework;
 pub mod labels;
+pub mod model;
 pub mod nesting;
 pub mod policy;
 pub mod profile;
@@ -27,7 +28,7 @@ pub mod volume;
 #[cfg(test)]
 mod fuzz;
 
-pub use framework::{Framework, NodeInfo, PodInfo, Status};
+pub use framework::{Framework, Status};
 pub use profile::{Profile, ProfileError};
 pub use schedule_one::{Algorithm, FitError, ScheduleError, ScheduleResult};
 pub use snapshot::Snapshot;

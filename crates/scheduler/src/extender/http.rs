@@ -33,7 +33,7 @@ use super::{
     DEFAULT_EXTENDER_TIMEOUT, Extender, ExtenderBindingArgs, ExtenderError, ExtenderFilterResult,
     FailedNodesMap, HostPriority, wire,
 };
-use crate::framework::{NodeInfo, PodInfo};
+use crate::model::{NodeInfo, PodInfo};
 use crate::policy::LegacyExtender;
 
 /// An extender's configuration that cannot be used: bad URL, unreadable or malformed TLS

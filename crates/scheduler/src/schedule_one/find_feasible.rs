@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use super::error::{FitError, ScheduleError};
 use crate::extender::{self, Extender};
-use crate::framework::{Code, CycleState, FastCheck, Framework, NodeInfo, PodInfo, Status};
+use crate::framework::{Code, CycleState, FastCheck, Framework, Status};
+use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
 /// Below this many nodes every node is searched (`minFeasibleNodesToFind`).

@@ -38,7 +38,8 @@ pub use find_feasible::{
 };
 
 use crate::extender::Extender;
-use crate::framework::{Code, CycleState, Framework, PodInfo, ScoreBreakdown};
+use crate::framework::{Code, CycleState, Framework, ScoreBreakdown};
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 use find_feasible::{Filters, Search};
 use prioritize::Scoring;

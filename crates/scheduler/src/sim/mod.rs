@@ -41,7 +41,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::cache::Cache;
-use crate::framework::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
+use crate::model::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
 use crate::policy::ResolvedPolicy;
 use crate::profile::{Profile, ProfileError};
 use crate::schedule_one::{Algorithm, ScheduleError};
