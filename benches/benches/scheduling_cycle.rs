@@ -36,8 +36,10 @@ use benches::{
     topology_pods, topology_policy, topology_snapshot,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use scheduler::framework::Framework;
 use scheduler::model::PodInfo;
-use scheduler::{Algorithm, Framework, Snapshot};
+use scheduler::schedule_one::Algorithm;
+use scheduler::snapshot::Snapshot;
 
 fn bench_cycle(c: &mut Criterion) {
     let policy = sample_policy();

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use benches::{perf_pods, perf_snapshot, sample_policy};
-use scheduler::{Algorithm, Framework};
+use scheduler::framework::Framework;
+use scheduler::schedule_one::Algorithm;
 
 fn main() {
     let mut args = std::env::args().skip(1);

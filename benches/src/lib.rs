@@ -8,9 +8,9 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use scheduler::Snapshot;
 use scheduler::model::{NodeInfo, PodInfo};
 use scheduler::policy::{self, ResolvedPolicy};
+use scheduler::snapshot::Snapshot;
 
 pub mod reference;
 

@@ -62,7 +62,7 @@ pub fn run_config(identity: &str) -> RunConfig {
     RunConfig {
         scheduler_name: SCHEDULER_NAME.to_string(),
         identity: identity.to_string(),
-        profile: scheduler::Profile::from_resolved(policy(), "policy")
+        profile: scheduler::profile::Profile::from_resolved(policy(), "policy")
             .expect("the sample policy builds"),
         percentage_of_nodes_to_score: 100,
         bind_concurrency: 16,

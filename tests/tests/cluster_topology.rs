@@ -71,7 +71,8 @@ async fn pod_affinity_waits_for_its_peer_and_follows_it() {
     let mut run = run_config("replica-1");
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config/topology-policy.json");
     let resolved = scheduler::policy::load_policy_file(&path).unwrap().resolved;
-    run.profile = scheduler::Profile::from_resolved(resolved, "topology-policy.json").unwrap();
+    run.profile =
+        scheduler::profile::Profile::from_resolved(resolved, "topology-policy.json").unwrap();
     let r = spawn_replica_with(&api, "replica-1", false, run).await;
 
     // The follower wants the zone of an `app=db` pod in a namespace labelled team=web.

@@ -156,7 +156,8 @@ async fn extender_filters_scores_and_binds_in_cluster_mode() {
     let ext = ExtenderServer::spawn(extender_handler(api.client("extender")), None).await;
     let mut cfg = run_config("replica-1");
     cfg.profile =
-        scheduler::Profile::from_resolved(policy_with_extender(&ext.url()), "policy").unwrap();
+        scheduler::profile::Profile::from_resolved(policy_with_extender(&ext.url()), "policy")
+            .unwrap();
     let replica = spawn_replica_with(&api, "replica-1", true, cfg).await;
 
     for p in [
@@ -329,7 +330,7 @@ async fn failed_binding_is_judged_against_the_pods_own_cycle() {
     };
     let ext = ExtenderServer::spawn(handler, None).await;
     let mut cfg = run_config("replica-1");
-    cfg.profile = scheduler::Profile::from_resolved(
+    cfg.profile = scheduler::profile::Profile::from_resolved(
         policy_with_extender_timeout(&ext.url(), Duration::from_secs(60)),
         "policy",
     )

@@ -265,7 +265,7 @@ fn the_scheduler_deployment_is_hardened_and_consistent() {
     let text = &cm.data.as_ref().unwrap()[key.as_ref()];
     let loaded = scheduler::policy::parse_policy(&format!("manifests/{key}"), text)
         .unwrap_or_else(|e| panic!("{e}"));
-    scheduler::Framework::from_policy(&loaded.resolved).unwrap();
+    scheduler::framework::Framework::from_policy(&loaded.resolved).unwrap();
 
     // The ServiceAccount exists and is bound.
     let sa = pod.service_account_name.clone().unwrap();

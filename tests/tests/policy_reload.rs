@@ -107,7 +107,7 @@ impl Reloading {
             watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();
         let published = updates.clone();
         let mut run = run_config("replica-1");
-        run.profile = scheduler::Profile::from_resolved(started_with, "policy").unwrap();
+        run.profile = scheduler::profile::Profile::from_resolved(started_with, "policy").unwrap();
         run.policy_updates = Some(updates);
         let replica = spawn_replica_with_config(
             &api,

@@ -227,7 +227,8 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
         assert_eq!(election.lease_name, LEASE_NAME);
         let mut run = run_config(id);
         run.profile =
-            scheduler::Profile::from_resolved(default_provider(), "DefaultProvider").unwrap();
+            scheduler::profile::Profile::from_resolved(default_provider(), "DefaultProvider")
+                .unwrap();
         let cfg = ReplicaConfig {
             run,
             election: Some(election),

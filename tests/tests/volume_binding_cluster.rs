@@ -55,7 +55,8 @@ async fn prebind_binds_volumes_before_the_pod() {
     ));
 
     let mut run = run_config("replica-1");
-    run.profile = scheduler::Profile::from_resolved(default_provider(), "DefaultProvider").unwrap();
+    run.profile =
+        scheduler::profile::Profile::from_resolved(default_provider(), "DefaultProvider").unwrap();
     let mut replica = spawn_replica_with(&api, "replica-1", false, run).await;
 
     let pods: Api<Pod> = Api::namespaced(api.client(TESTER), "default");

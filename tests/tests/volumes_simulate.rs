@@ -181,7 +181,7 @@ fn run(
 ) -> (
     BTreeMap<String, PodOutcome>,
     Vec<String>,
-    scheduler::Snapshot,
+    scheduler::snapshot::Snapshot,
 ) {
     let mut cluster = Cluster::default();
     sim::files::parse_cluster_text(&mut cluster, "volumes.yaml", CLUSTER).unwrap();

@@ -1,7 +1,8 @@
 //! `mini-scheduler`: a Kubernetes secondary scheduler driven by a legacy kube-scheduler Policy
 //! file. Subcommands: `simulate` (the scheduling cycle over cluster files), `run`, `policy check`
-//! and `policy convert` (to a KubeSchedulerConfiguration).
+//! and `policy convert` (to a KubeSchedulerConfiguration), `completion` (shell completions).
 
+mod logging;
 mod output;
 mod run;
 
@@ -10,7 +11,9 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+
+use logging::LogFormat;
 
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
@@ -31,16 +34,59 @@ const DEMO_POLICY: &str = include_str!("../../../config/policy-config-file.json"
 /// Exit code for bad input (policy, cluster files, flags), as kube-scheduler's flag errors.
 const EXIT_BAD_INPUT: u8 = 2;
 
+/// `--version`: the crate version, then the git commit and build date (`build.rs`; `unknown`
+/// when built without `.git`, as in the Docker build) and the Policy API reproduced.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nGit commit: ",
+    env!("MINI_SCHEDULER_GIT_COMMIT"),
+    "\nBuild date: ",
+    env!("MINI_SCHEDULER_BUILD_DATE"),
+    "\nPolicy API: kube-scheduler v1.22"
+);
+
+/// Pods to schedule from which `simulate` draws a progress bar (on a terminal stderr).
+const PROGRESS_MIN_PODS: usize = 1000;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "mini-scheduler",
     version,
+    long_version = LONG_VERSION,
     about = "A Kubernetes secondary scheduler with legacy Policy support"
 )]
 struct Cli {
-    /// Log format: `text` for people, `json` for log pipelines.
-    #[arg(long, global = true, env = "MINI_SCHEDULER_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
+    /// Log format, as kube-scheduler's flag: `text` for people, `json` (one object a line)
+    /// for log pipelines.
+    #[arg(
+        long,
+        global = true,
+        env = "MINI_SCHEDULER_LOGGING_FORMAT",
+        value_enum,
+        value_name = "FORMAT"
+    )]
+    logging_format: Option<LogFormat>,
+    /// Deprecated name of --logging-format (kept working, with a warning).
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        env = "MINI_SCHEDULER_LOG_FORMAT",
+        value_enum,
+        conflicts_with = "logging_format"
+    )]
+    log_format: Option<LogFormat>,
+    /// Log verbosity, klog's: 0 = operator events, 2 = per-pod outcomes (bindings, unschedulable
+    /// pods), 4 = per-plugin detail, 6 = the API client's requests, 8+ = everything. RUST_LOG,
+    /// when set, takes precedence.
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        default_value_t = 0
+    )]
+    verbosity: u8,
     /// kube-scheduler feature gates that change what a policy resolves to, as `Name=bool`
     /// pairs separated by commas; repeatable. Known: DefaultPodTopologySpread (v1.22 default
     /// true: SelectorSpreadPriority and the default profile spread with PodTopologySpread's
@@ -58,12 +104,6 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the scheduling cycle over a cluster read from files (no API server).
@@ -77,6 +117,21 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Print a shell completion script on stdout, e.g.
+    /// `mini-scheduler completion bash > /etc/bash_completion.d/mini-scheduler`.
+    Completion {
+        /// Shell the script is for.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+}
+
+/// Shells of `completion`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Subcommand, Debug)]
@@ -228,17 +283,17 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    if cli.log_format == LogFormat::Json {
-        builder.json().init();
-    } else {
-        builder.with_ansi(std::io::stderr().is_terminal()).init();
+    let format = cli
+        .logging_format
+        .or(cli.log_format)
+        .unwrap_or(LogFormat::Text);
+    logging::init(format, cli.verbosity);
+    if cli.log_format.is_some() {
+        // pflag's wording for a deprecated flag.
+        tracing::warn!("Flag --log-format has been deprecated, use --logging-format instead");
     }
     match cli.command {
+        Command::Completion { shell } => completion(shell),
         Command::Run(args) => match tokio::runtime::Runtime::new() {
             Ok(rt) => rt.block_on(run::run(args, &gates)),
             Err(e) => {
@@ -259,6 +314,18 @@ fn main() -> ExitCode {
         } => policy_convert(&file, &to, &scheduler_name, &gates),
         Command::Simulate(args) => simulate(args, &gates),
     }
+}
+
+/// `mini-scheduler completion SHELL`: clap_complete's script for the whole command tree.
+fn completion(shell: CompletionShell) -> ExitCode {
+    let shell = match shell {
+        CompletionShell::Bash => clap_complete::Shell::Bash,
+        CompletionShell::Zsh => clap_complete::Shell::Zsh,
+        CompletionShell::Fish => clap_complete::Shell::Fish,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "mini-scheduler", &mut script);
+    finish_output(io::stdout().lock().write_all(&script))
 }
 
 /// The profile of `source` under `gates` ([`Profile::load`]), its warnings logged; on error
@@ -386,6 +453,22 @@ fn simulate_profiles(
     ))
 }
 
+/// The progress bar of a `simulate` run deciding `pods` pods: drawn on stderr when stderr is a
+/// terminal, stdout is not (the rows on a terminal stdout are the progress) and the run has at
+/// least [`PROGRESS_MIN_PODS`] pods; hidden (every call a no-op) otherwise.
+fn progress_bar(pods: usize) -> indicatif::ProgressBar {
+    if pods < PROGRESS_MIN_PODS || !io::stderr().is_terminal() || io::stdout().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(pods as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{wide_bar}] {pos}/{len} pods ({per_sec}, ETA {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
 fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
     let (profiles, percentage_of_nodes_to_score) = match simulate_profiles(&args, gates) {
         Ok(p) => p,
@@ -437,10 +520,12 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         tracing::warn!("{}", escape_control_line(w));
     }
     // Pods are written as they are scheduled (see `output`).
+    let progress = progress_bar(run.size_hint().0);
     let code = finish_output(match args.output {
-        OutputFormat::Json => output::print_json(&mut run),
-        OutputFormat::Table => output::print_table(&mut run),
+        OutputFormat::Json => output::print_json(&mut run, &progress),
+        OutputFormat::Table => output::print_table(&mut run, &progress),
     });
+    progress.finish_and_clear();
     if let (Some(path), Some(rows)) = (&args.replay.timeline, run.timeline()) {
         let written = std::fs::File::create(path).and_then(|f| {
             let mut w = io::BufWriter::new(f);

@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 
+use indicatif::ProgressBar;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use scheduler::escape::escape_control_line;
@@ -12,15 +13,15 @@ use scheduler::sim::{PodOutcome, PodStatus, Simulation, Summary};
 
 /// The report document, `{"pods": [...], "summary": {...}, "warnings": [...]}`, serialized
 /// while the simulation runs: each pod is written as it is scheduled, the summary after the last.
-struct StreamedReport<'a>(RefCell<&'a mut Simulation>);
+struct StreamedReport<'a>(RefCell<&'a mut Simulation>, &'a ProgressBar);
 
 /// The `pods` array: the simulation's outcomes, drawn as they are serialized.
-struct Pods<'r, 'a>(&'r RefCell<&'a mut Simulation>);
+struct Pods<'r, 'a>(&'r RefCell<&'a mut Simulation>, &'a ProgressBar);
 
 impl Serialize for Pods<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut run = self.0.borrow_mut();
-        s.collect_seq(&mut **run)
+        s.collect_seq((&mut **run).inspect(|_| self.1.inc(1)))
     }
 }
 
@@ -28,7 +29,7 @@ impl Serialize for StreamedReport<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let warnings = !self.0.borrow().warnings().is_empty();
         let mut st = s.serialize_struct("Report", 2 + usize::from(warnings))?;
-        st.serialize_field("pods", &Pods(&self.0))?;
+        st.serialize_field("pods", &Pods(&self.0, self.1))?;
         let run = self.0.borrow();
         st.serialize_field("summary", &run.summary())?;
         if warnings {
@@ -38,10 +39,11 @@ impl Serialize for StreamedReport<'_> {
     }
 }
 
-/// Print the report as one JSON document (the shape of [`scheduler::sim::Report`]).
-pub fn print_json(run: &mut Simulation) -> io::Result<()> {
+/// Print the report as one JSON document (the shape of [`scheduler::sim::Report`]), advancing
+/// `progress` by one per pod.
+pub fn print_json(run: &mut Simulation, progress: &ProgressBar) -> io::Result<()> {
     let mut out = BufWriter::new(io::stdout().lock());
-    serde_json::to_writer_pretty(&mut out, &StreamedReport(RefCell::new(run)))?;
+    serde_json::to_writer_pretty(&mut out, &StreamedReport(RefCell::new(run), progress))?;
     writeln!(out)?;
     out.flush()
 }
@@ -155,8 +157,8 @@ fn write_summary(out: &mut impl Write, s: &Summary) -> io::Result<()> {
 }
 
 /// Print the report as tables: one row per pod as it is decided, then the summary. Values read
-/// from the input are printed with control characters escaped.
-pub fn print_table(run: &mut Simulation) -> io::Result<()> {
+/// from the input are printed with control characters escaped. `progress` advances by one per pod.
+pub fn print_table(run: &mut Simulation, progress: &ProgressBar) -> io::Result<()> {
     let mut out = BufWriter::new(io::stdout().lock());
     let (w_pod, w_node) = (run.pod_column_width(), run.node_column_width());
     writeln!(
@@ -166,6 +168,7 @@ pub fn print_table(run: &mut Simulation) -> io::Result<()> {
     )?;
     for p in run.by_ref() {
         write_pod(&mut out, &p, w_pod, w_node)?;
+        progress.inc(1);
     }
     write_summary(&mut out, &run.summary())?;
     out.flush()

@@ -263,13 +263,27 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
     // leader-election client, each with a --kube-api-qps/--kube-api-burst bucket of its own.
     // The scheduling client's reads wait in a client layer; fenced writes (bindings, events)
     // take their token from their client's bucket before the fence check.
+    let registry = Registry::new();
+    let rest_metrics = match register_process_and_client_metrics(&registry) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: registering metrics: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let (qps, burst) = (args.kube_api_qps, args.kube_api_burst);
-    let clients = ApiClients::new(config.clone(), qps, burst).and_then(|scheduler| {
-        Ok((
-            scheduler,
-            ApiClients::leader_election_client(config, qps, burst)?,
-        ))
-    });
+    let clients = ApiClients::with_metrics(config.clone(), qps, burst, Some(&rest_metrics))
+        .and_then(|scheduler| {
+            Ok((
+                scheduler,
+                ApiClients::leader_election_client_with_metrics(
+                    config,
+                    qps,
+                    burst,
+                    Some(&rest_metrics),
+                )?,
+            ))
+        });
     let (client, election_client) = match clients {
         Ok(c) => c,
         Err(e) => {
@@ -284,7 +298,6 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let registry = Registry::new();
     // Hot reload of the policy file (a ConfigMap volume updates it in place); the watcher
     // lives as long as this function.
     let (policy_updates, _policy_watcher) = match &args.policy_config_file {
@@ -344,6 +357,19 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// The `process_*` family (the prometheus crate's process collector: CPU seconds, resident
+/// and virtual memory, open and max file descriptors, start time, as client_golang's process
+/// collector on Linux) and client-go's `rest_client_*` families, registered into `registry`.
+fn register_process_and_client_metrics(
+    registry: &Registry,
+) -> Result<scheduler::controller::metrics::RestClientMetrics, prometheus::Error> {
+    #[cfg(target_os = "linux")]
+    registry.register(Box::new(
+        prometheus::process_collector::ProcessCollector::for_self(),
+    ))?;
+    scheduler::controller::metrics::RestClientMetrics::new(registry)
 }
 
 fn rand_seed() -> u64 {

@@ -445,3 +445,129 @@ spec:
     image: registry.example/app:1
     resources: {requests: {cpu: "1", memory: 1Gi}}
 "#;
+
+#[test]
+fn version_names_commit_build_date_and_policy_api() {
+    let out = run(&["--version"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!("mini-scheduler {}\n", env!("CARGO_PKG_VERSION"))),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\nPolicy API: kube-scheduler v1.22"),
+        "{stdout}"
+    );
+    let field = |name: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {stdout}"))
+            .to_string()
+    };
+    // A 40-hex commit from git, or "unknown" when built without .git (the Docker build).
+    let commit = field("Git commit: ");
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit}"
+    );
+    let date = field("Build date: ");
+    assert!(
+        date.len() == 20 && date.ends_with('Z') && date.as_bytes()[10] == b'T',
+        "{date}"
+    );
+}
+
+#[test]
+fn completion_scripts_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "-o bashdefault -o default mini-scheduler"),
+        ("zsh", "#compdef mini-scheduler"),
+        ("fish", "complete -c mini-scheduler"),
+    ] {
+        let out = run(&["completion", shell]);
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        let script = text(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {marker} missing");
+        // Subcommands and kube-scheduler-named flags are completed.
+        for word in ["simulate", "policy-config-file", "logging-format"] {
+            assert!(script.contains(word), "{shell}: {word} missing");
+        }
+    }
+    let out = run(&["completion", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn logging_flags_as_kube_scheduler_names_them() {
+    // -v N in klog's spellings.
+    for args in [
+        &[
+            "-v",
+            "2",
+            "policy",
+            "check",
+            "config/policy-config-file.json",
+        ][..],
+        &["--v=4", "policy", "check", "config/policy-config-file.json"],
+        &["policy", "check", "-v2", "config/policy-config-file.json"],
+    ] {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    }
+    let out = run(&[
+        "-v",
+        "high",
+        "policy",
+        "check",
+        "config/policy-config-file.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+
+    // --logging-format=json: every log line is one JSON object; no deprecation warning.
+    let json_lines = |stderr: &str| -> Vec<serde_json::Value> {
+        stderr
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    };
+    let out = run(&[
+        "--logging-format=json",
+        "policy",
+        "check",
+        "config/policy-config-file.json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = json_lines(&text(&out.stderr));
+    assert!(
+        lines.iter().all(|l| !l.to_string().contains("deprecated")),
+        "{lines:?}"
+    );
+    // The old name still works, with pflag's deprecation warning (a JSON line itself).
+    let out = run(&[
+        "--log-format",
+        "json",
+        "policy",
+        "check",
+        "config/policy-config-file.json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = json_lines(&text(&out.stderr));
+    assert!(
+        lines.iter().any(|l| l["fields"]["message"]
+            == "Flag --log-format has been deprecated, use --logging-format instead"
+            && l["level"] == "WARN"),
+        "{lines:?}"
+    );
+    // Both at once is a flag error.
+    let out = run(&[
+        "--log-format=json",
+        "--logging-format=text",
+        "policy",
+        "check",
+        "config/policy-config-file.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -109,9 +109,11 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
             "1s",
             "--leader-elect-resource-namespace",
             "default",
+            "-v",
+            "2",
         ])
         .env("POD_NAME", "e2e-replica")
-        .env("RUST_LOG", "info")
+        .env_remove("RUST_LOG")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -153,6 +155,22 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
         metrics.contains("leader_election_master_status"),
         "{metrics}"
     );
+    // kube-scheduler v1.22's families, client-go's rest_client_* and the process collector.
+    for sample in [
+        r#"scheduler_e2e_scheduling_duration_seconds_count{profile="mini-scheduler",result="scheduled"} 1"#,
+        r#"scheduler_pod_scheduling_duration_seconds_count{attempts="1"} 1"#,
+        r#"scheduler_pod_scheduling_attempts_bucket{le="1"} 1"#,
+        r#"scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"} 1"#,
+        r#"scheduler_scheduler_cache_size{type="nodes"} 1"#,
+        r#"scheduler_scheduler_cache_size{type="pods"} 1"#,
+        r#"rest_client_requests_total{code="201",host="#,
+        r#"rest_client_request_duration_seconds_bucket{url="http"#,
+        "/api/v1/namespaces/{namespace}/pods/{name}/binding",
+        "process_resident_memory_bytes ",
+        "process_start_time_seconds ",
+    ] {
+        assert!(metrics.contains(sample), "{sample} missing:\n{metrics}");
+    }
     assert_eq!(http_get(port, "/healthz").await.unwrap().0, 200);
     assert_eq!(http_get(port, "/livez").await.unwrap().0, 200);
 
@@ -171,6 +189,11 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
         let _ = e.read_to_string(&mut stderr).await;
     }
     assert_eq!(status.code(), Some(0), "{stderr}");
+    // -v 2: per-pod outcomes are logged.
+    assert!(
+        stderr.contains("Successfully bound pod to node"),
+        "{stderr}"
+    );
     let lease = api.get::<Lease>("default", "mini-scheduler").unwrap();
     let spec = lease.spec.unwrap();
     assert_eq!(
@@ -309,5 +332,10 @@ async fn run_reloads_the_policy_file_and_survives_a_bad_one() {
         "the rejection names file:line:column: {stderr}"
     );
     assert!(stderr.contains("Reloaded policy in force"), "{stderr}");
+    // At INFO (-v 0) no per-pod lines: bindings are V(2).
+    assert!(
+        !stderr.contains("Successfully bound pod to node"),
+        "{stderr}"
+    );
     api.shutdown().await;
 }

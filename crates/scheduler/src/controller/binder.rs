@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
 use kube::api::{Api, PostParams};
-use tracing::{info, warn};
+use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
 use crate::extender::{Extender, ExtenderBindingArgs};
@@ -33,6 +33,8 @@ pub(super) struct Attempt {
     pub(super) cycle: i64,
     /// The pod's scheduling attempts so far.
     pub(super) attempts: u32,
+    /// When the pod first entered the queue (`scheduler_pod_scheduling_duration_seconds`).
+    pub(super) initial_attempt_timestamp: std::time::Instant,
 }
 
 /// How a binding cycle ended.
@@ -231,7 +233,7 @@ async fn bind(
             // `pod X is already assigned to node "Y"`: to the node we chose, the Binding we
             // wanted is in place (a retry whose first attempt was applied but unanswered).
             if assigned_node(&s.message) == Some(node) {
-                info!(pod = %pod.key(), node = %node, "Pod already assigned to the chosen node; counted as bound");
+                debug!(pod = %pod.key(), node = %node, "Pod already assigned to the chosen node; counted as bound");
                 BindResult::Bound
             } else {
                 BindResult::AlreadyAssigned(s.message.clone())

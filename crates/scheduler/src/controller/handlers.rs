@@ -412,7 +412,11 @@ impl EventHandlers {
     /// Queue a new incarnation of a pod seen while the old one was being bound (its first
     /// attempt, judged against the queue's current scheduling `cycle`).
     pub(super) fn requeue_pending(&mut self, pod: Arc<PodInfo>, cycle: i64, now: Instant) {
-        let attempt = Attempt { cycle, attempts: 1 };
+        let attempt = Attempt {
+            cycle,
+            attempts: 1,
+            initial_attempt_timestamp: now,
+        };
         self.requeue_pending_after(pod, attempt, now);
     }
 
@@ -426,6 +430,8 @@ impl EventHandlers {
         self.pending.insert(key, pod.clone());
         let mut qp = QueuedPodInfo::new(pod, now);
         qp.attempts = attempt.attempts.max(1);
+        // The pod's scheduling latency still counts from its first entry into the queue.
+        qp.initial_attempt_timestamp = attempt.initial_attempt_timestamp;
         if let Err(e) = self
             .queue
             .add_unschedulable_if_not_present(qp, attempt.cycle, now)

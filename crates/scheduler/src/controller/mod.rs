@@ -84,12 +84,9 @@ use self::report::{REASON_UNSCHEDULABLE, Reporter, record_scheduled};
 use self::watch::Msg;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::model::PodInfo;
-use crate::profile::Profile;
+use crate::profile::{PROFILE_NAME, Profile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
-
-/// The single profile's name in metric labels.
-pub const PROFILE: &str = "mini-scheduler";
 
 /// Settings of [`run`].
 #[derive(Clone)]
@@ -496,6 +493,13 @@ impl Scheduler {
         g.with_label_values(&["backoff"]).set(p.backoff as i64);
         g.with_label_values(&["unschedulable"])
             .set(p.unschedulable as i64);
+        self.metrics.publish_incoming(self.h.queue.incoming_pods());
+        let cache = &self.h.cache;
+        self.metrics.publish_cache_size(
+            cache.snapshot().len(),
+            cache.pod_count(),
+            cache.assumed_pod_count(),
+        );
     }
 
     fn report_malformed(&mut self) {
@@ -505,7 +509,7 @@ impl Scheduler {
         for (pod, message) in self.h.unreported_malformed() {
             self.metrics
                 .schedule_attempts
-                .with_label_values(&["error", PROFILE])
+                .with_label_values(&["error", PROFILE_NAME])
                 .inc();
             self.report.failure(pod, message, REASON_UNSCHEDULABLE);
         }
@@ -517,6 +521,7 @@ impl Scheduler {
         let attempt = Attempt {
             cycle: self.h.queue.scheduling_cycle(),
             attempts: qp.attempts,
+            initial_attempt_timestamp: qp.initial_attempt_timestamp,
         };
         let pod = qp.pod.clone();
         let key = pod.key();
@@ -547,7 +552,7 @@ impl Scheduler {
             if let Some((d, code)) = timing {
                 self.metrics
                     .extension_point_duration
-                    .with_label_values(&[point, code.as_str(), PROFILE])
+                    .with_label_values(&[point, code.as_str(), PROFILE_NAME])
                     .observe(d.as_secs_f64());
             }
         }
@@ -583,13 +588,7 @@ impl Scheduler {
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
                 self.metrics
-                    .schedule_attempts
-                    .with_label_values(&["scheduled", PROFILE])
-                    .inc();
-                self.metrics
-                    .scheduling_attempt_duration
-                    .with_label_values(&["scheduled", PROFILE])
-                    .observe(elapsed);
+                    .observe_attempt("scheduled", PROFILE_NAME, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
                 let binder: Arc<dyn Binder> =
@@ -617,15 +616,9 @@ impl Scheduler {
                     "error"
                 };
                 self.metrics
-                    .schedule_attempts
-                    .with_label_values(&[result, PROFILE])
-                    .inc();
-                self.metrics
-                    .scheduling_attempt_duration
-                    .with_label_values(&[result, PROFILE])
-                    .observe(start.elapsed().as_secs_f64());
+                    .observe_attempt(result, PROFILE_NAME, start.elapsed().as_secs_f64());
                 let message = e.to_string();
-                info!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
+                debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 self.requeue(qp);
                 self.report
                     .failure(pod.pod.clone(), message, REASON_UNSCHEDULABLE);
@@ -639,7 +632,7 @@ impl Scheduler {
     fn scheduler_error(&mut self, qp: QueuedPodInfo, message: String) {
         self.metrics
             .schedule_attempts
-            .with_label_values(&["error", PROFILE])
+            .with_label_values(&["error", PROFILE_NAME])
             .inc();
         let pod = qp.pod.pod.clone();
         self.requeue(qp);
@@ -693,7 +686,7 @@ impl Scheduler {
                     .with_label_values(&[
                         "PreBind",
                         if r.is_ok() { "Success" } else { "Error" },
-                        PROFILE,
+                        PROFILE_NAME,
                     ])
                     .observe(started.elapsed().as_secs_f64());
                 let failed = match r {
@@ -727,7 +720,7 @@ impl Scheduler {
                 "Error"
             };
             bind_hist
-                .with_label_values(&["Bind", status, PROFILE])
+                .with_label_values(&["Bind", status, PROFILE_NAME])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
                 record_scheduled(&report.recorder, &report.event_limiter, &guard, &pod, &node)
@@ -750,13 +743,17 @@ impl Scheduler {
         self.assumed_uid.remove(&key);
         match result {
             BindResult::Bound => {
-                info!(pod = %key, node = %node, "Successfully bound pod to node");
+                debug!(pod = %key, node = %node, "Successfully bound pod to node");
+                self.metrics.observe_pod_scheduled(
+                    attempt.attempts,
+                    now().saturating_duration_since(attempt.initial_attempt_timestamp),
+                );
                 self.h.cache.finish_binding(&key, now());
                 self.h.latest_pending.remove(&key);
             }
             BindResult::AlreadyAssigned(msg) => {
                 // Someone else bound it: not an error to retry. The watch brings the truth.
-                info!(pod = %key, reason = %msg, "Pod already assigned; dropping");
+                debug!(pod = %key, reason = %msg, "Pod already assigned; dropping");
                 let _ = self.h.cache.forget_pod(&pod);
                 // A new incarnation seen meanwhile is a different pod: queue it.
                 if let Some(latest) = self.h.latest_pending.remove(&key)

@@ -32,6 +32,8 @@ use std::time::Duration;
 use kube::Client;
 use tower::{Layer, Service, ServiceExt};
 
+use super::metrics::RestClientMetrics;
+
 /// A token bucket (client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`): `burst`
 /// tokens, refilled at `qps` per second; each request takes one, waiting when none is left.
 pub struct RateLimiter {
@@ -181,10 +183,24 @@ impl ApiClients {
     /// # Errors
     /// Building a client from `config` failed (TLS, proxy settings).
     pub fn new(config: kube::Config, qps: f64, burst: u32) -> kube::Result<ApiClients> {
+        ApiClients::with_metrics(config, qps, burst, None)
+    }
+
+    /// As [`ApiClients::new`], every request of every client counted in `rest`'s
+    /// `rest_client_*` families when given.
+    ///
+    /// # Errors
+    /// Building a client from `config` failed (TLS, proxy settings).
+    pub fn with_metrics(
+        config: kube::Config,
+        qps: f64,
+        burst: u32,
+        rest: Option<&RestClientMetrics>,
+    ) -> kube::Result<ApiClients> {
         let limiter = Arc::new(RateLimiter::new(qps, burst));
-        let reads = limited_client(config.clone(), limiter.clone())?;
-        let writes = Client::try_from(config.clone())?;
-        let events = Client::try_from(config)?;
+        let reads = client(config.clone(), Some(limiter.clone()), rest)?;
+        let writes = client(config.clone(), None, rest)?;
+        let events = client(config, None, rest)?;
         Ok(ApiClients {
             reads,
             writes,
@@ -205,7 +221,20 @@ impl ApiClients {
         qps: f64,
         burst: u32,
     ) -> kube::Result<Client> {
-        limited_client(config, Arc::new(RateLimiter::new(qps, burst)))
+        ApiClients::leader_election_client_with_metrics(config, qps, burst, None)
+    }
+
+    /// As [`ApiClients::leader_election_client`], its requests counted in `rest` when given.
+    ///
+    /// # Errors
+    /// Building a client from `config` failed (TLS, proxy settings).
+    pub fn leader_election_client_with_metrics(
+        config: kube::Config,
+        qps: f64,
+        burst: u32,
+        rest: Option<&RestClientMetrics>,
+    ) -> kube::Result<Client> {
+        client(config, Some(Arc::new(RateLimiter::new(qps, burst))), rest)
     }
 
     /// One client for everything, no limit (tests).
@@ -220,10 +249,18 @@ impl ApiClients {
     }
 }
 
-/// A client from `config` whose every request waits for a `limiter` token first.
-fn limited_client(config: kube::Config, limiter: Arc<RateLimiter>) -> kube::Result<Client> {
+/// A client from `config` whose every request waits for a `limiter` token first (when given)
+/// and is then counted in `rest` (when given: inside the limiter, so the token wait is not in
+/// the request latency).
+fn client(
+    config: kube::Config,
+    limiter: Option<Arc<RateLimiter>>,
+    rest: Option<&RestClientMetrics>,
+) -> kube::Result<Client> {
+    let metrics = rest.map(|m| m.layer(&config.cluster_url));
     Ok(kube::client::ClientBuilder::try_from(config)?
-        .with_layer(&RateLimitLayer::new(limiter))
+        .with_layer(&tower::util::option_layer(metrics))
+        .with_layer(&tower::util::option_layer(limiter.map(RateLimitLayer::new)))
         .build())
 }
 

@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 pub use runtime::{
-    Framework, FrameworkError, ScoreBreakdown, WeightedScore, new_filter, new_score,
+    Framework, FrameworkError, NoNominatedPods, NominatedPods, ScoreBreakdown, WeightedScore,
+    new_filter, new_score,
 };
 
 /// Highest score a Score plugin may return after NormalizeScore (`framework.MaxNodeScore`).
@@ -200,7 +201,7 @@ impl FastCheck {
 
 /// A decision a plugin's Reserve takes for the chosen node (`framework.ReservePlugin`, the
 /// decision half). The scheduling cycle only reads the snapshot, so the decision travels out in
-/// [`ScheduleResult::reservations`](crate::ScheduleResult::reservations) and the caller applies
+/// [`ScheduleResult::reservations`](crate::schedule_one::ScheduleResult::reservations) and the caller applies
 /// it together with assuming the pod; a failure after that is undone with the pod (Unreserve).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reservation {

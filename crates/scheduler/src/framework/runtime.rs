@@ -228,3 +228,160 @@ impl Framework {
         })
     }
 }
+
+/// The pods nominated to each node (v1.22 `framework.PodNominator`, read side): the queue's
+/// nominator implements it; the filters of a pod count the nominated pods of equal or higher
+/// priority on their node ([`Framework::run_filter_plugins_with_nominated_pods`]).
+pub trait NominatedPods {
+    /// `NominatedPodsForNode`: the pods nominated to `node`.
+    fn nominated_pods_for_node(&self, node: &str) -> &[std::sync::Arc<super::PodInfo>];
+    /// Whether no pod is nominated anywhere (lets a cycle skip the check).
+    fn is_empty(&self) -> bool;
+}
+
+/// No nominated pods.
+pub struct NoNominatedPods;
+
+impl NominatedPods for NoNominatedPods {
+    fn nominated_pods_for_node(&self, _node: &str) -> &[std::sync::Arc<super::PodInfo>] {
+        &[]
+    }
+    fn is_empty(&self) -> bool {
+        true
+    }
+}
+
+/// Running the filters on one node outside the search of a scheduling cycle: what preemption
+/// (`selectVictimsOnNode`) and the nominated-pod check need.
+///
+/// mini-scheduler's PreFilter plugins compute their state from the whole [`Snapshot`] and have
+/// no `AddPod`/`RemovePod` extensions; where upstream updates the cycle state through
+/// `RunPreFilterExtensionAddPod`/`RemovePod` after changing a cloned `NodeInfo`, these functions
+/// take the changed snapshot and run PreFilter again on it, which gives the state those
+/// extensions are written to reach.
+impl Framework {
+    /// `RunPreFilterPlugins` into a fresh `state`: fills `active` with the filters whose
+    /// PreFilter did not return Skip. Returns the first non-success status (attributed to its
+    /// plugin; an `Error` keeps its code), else Success.
+    pub fn run_pre_filter_plugins(
+        &self,
+        state: &mut super::CycleState,
+        pod: &super::PodInfo,
+        snapshot: &crate::snapshot::Snapshot,
+        active: &mut Vec<usize>,
+    ) -> super::Status {
+        active.clear();
+        for (i, f) in self.filters.iter().enumerate() {
+            let s = f.pre_filter(state, pod, snapshot);
+            match s.code {
+                super::Code::Success => active.push(i),
+                super::Code::Skip => {}
+                _ => return s.with_plugin(f.name()),
+            }
+        }
+        super::Status::success()
+    }
+
+    /// `RunFilterPlugins` + `PluginToStatus.Merge` on one node: the active filters in order;
+    /// the first failure ends the node unless `alwaysCheckAllPredicates` (then the reasons of
+    /// every failing filter are merged, `UnschedulableAndUnresolvable` winning over
+    /// `Unschedulable`); an `Error` ends it at once.
+    pub fn run_filter_plugins(
+        &self,
+        state: &super::CycleState,
+        active: &[usize],
+        pod: &super::PodInfo,
+        node: &super::NodeInfo,
+    ) -> super::Status {
+        let mut merged: Option<super::Status> = None;
+        for &fi in active {
+            let f = &self.filters[fi];
+            let s = f.filter(state, pod, node);
+            if s.is_success() {
+                continue;
+            }
+            let s = s.with_plugin(f.name());
+            if !s.is_unschedulable() || !self.run_all_filters {
+                return s;
+            }
+            merged = Some(match merged {
+                None => s,
+                Some(mut m) => {
+                    if s.code == super::Code::UnschedulableAndUnresolvable {
+                        m.code = s.code;
+                    }
+                    m.reasons.extend(s.reasons);
+                    m
+                }
+            });
+        }
+        merged.unwrap_or_else(super::Status::success)
+    }
+
+    /// PreFilter on `snapshot`, then the filters on node `node` of it: the whole check of one
+    /// pod on one node as the snapshot stands.
+    pub fn run_pre_filter_and_filter(
+        &self,
+        pod: &super::PodInfo,
+        snapshot: &crate::snapshot::Snapshot,
+        node: u32,
+    ) -> super::Status {
+        let mut state = super::CycleState::new();
+        let mut active = Vec::new();
+        let s = self.run_pre_filter_plugins(&mut state, pod, snapshot, &mut active);
+        if !s.is_success() {
+            return s;
+        }
+        self.run_filter_plugins(&state, &active, pod, &snapshot.nodes()[node as usize])
+    }
+
+    /// `RunFilterPluginsWithNominatedPods` (v1.22 `framework.go`) for `pod` on node `node` of
+    /// `snapshot`, where `nominated` are the pods nominated to that node.
+    ///
+    /// Pass 1 adds to the node the nominated pods of priority ≥ the pod's (other than the pod
+    /// itself, by UID) and filters with them; pass 2, only when pass 1 added pods and
+    /// succeeded, filters without them. Both must pass: an unschedulable or error status of
+    /// pass 1 is returned as is. Lower-priority nominations are ignored. `snapshot` is changed
+    /// during pass 1 and restored before returning.
+    pub fn run_filter_plugins_with_nominated_pods(
+        &self,
+        pod: &super::PodInfo,
+        snapshot: &mut crate::snapshot::Snapshot,
+        node: u32,
+        nominated: &[std::sync::Arc<super::PodInfo>],
+    ) -> super::Status {
+        let added = add_nominated_pods(pod, snapshot, node, nominated);
+        if !added.is_empty() {
+            let s = self.run_pre_filter_and_filter(pod, snapshot, node);
+            let node_name = snapshot.nodes()[node as usize].name.clone();
+            for p in &added {
+                snapshot.remove_pod(&node_name, &p.namespace, &p.name);
+            }
+            if !s.is_success() {
+                return s;
+            }
+        }
+        self.run_pre_filter_and_filter(pod, snapshot, node)
+    }
+}
+
+/// `addNominatedPods`: account on node `node` the pods of `nominated` with priority ≥ `pod`'s
+/// and another UID; returns those added (for the caller to remove).
+fn add_nominated_pods(
+    pod: &super::PodInfo,
+    snapshot: &mut crate::snapshot::Snapshot,
+    node: u32,
+    nominated: &[std::sync::Arc<super::PodInfo>],
+) -> Vec<std::sync::Arc<super::PodInfo>> {
+    let node_name = snapshot.nodes()[node as usize].name.clone();
+    let mut added = Vec::new();
+    for p in nominated {
+        if p.priority >= pod.priority && p.uid != pod.uid {
+            // The node exists (it is indexed by `node`), so this cannot fail.
+            if snapshot.add_pod(p.clone(), Some(&node_name), None).is_ok() {
+                added.push(p.clone());
+            }
+        }
+    }
+    added
+}

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::error::{FitError, ScheduleError};
 use crate::extender::{self, Extender};
-use crate::framework::{Code, CycleState, FastCheck, Framework, Status};
+use crate::framework::{Code, CycleState, FastCheck, Framework, NominatedPods, Status};
 use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
@@ -116,6 +116,8 @@ pub(super) struct Filters<'a> {
     pub(super) snapshot: &'a Snapshot,
     /// The filters PreFilter kept ([`run_pre_filter_plugins`]), by index in `fwk.filters`.
     pub(super) active: &'a [usize],
+    /// The pods nominated to each node, counted by [`nominated_pods_check`].
+    pub(super) nominated: &'a dyn NominatedPods,
 }
 
 impl Search {
@@ -169,6 +171,9 @@ impl Search {
             } else {
                 filter_plugin_by_plugin(filters, &mut self.chunk, &mut self.failed);
             }
+            if !filters.nominated.is_empty() {
+                nominated_pods_check(filters, &mut self.chunk, &mut self.failed);
+            }
             let need = to_find - self.feasible.len();
             if self.chunk.len() >= need {
                 // Stop at the `to_find`-th feasible node: drop what lies beyond it.
@@ -197,6 +202,65 @@ impl Search {
             }
         }
         processed
+    }
+
+    /// `evaluateNominatedNode` (v1.22 `PreferNominatedNode`): when the pod carries a
+    /// `status.nominatedNodeName` that is in the snapshot, run the filters (with the nominated
+    /// pods) and the filtering extenders on that node alone. Returns true when it passed: it is
+    /// then the only feasible node. A failure or an error falls back to the full search, as
+    /// upstream only logs it.
+    pub(super) fn evaluate_nominated_node(
+        &mut self,
+        filters: &Filters<'_>,
+        extenders: &[Arc<dyn Extender>],
+    ) -> bool {
+        let Filters {
+            fwk,
+            state,
+            pod,
+            snapshot,
+            active,
+            nominated,
+        } = *filters;
+        let nnn = pod
+            .pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.as_deref())
+            .unwrap_or("");
+        let Some(ni) = (!nnn.is_empty())
+            .then(|| snapshot.node_index(nnn))
+            .flatten()
+        else {
+            return false;
+        };
+        self.feasible.clear();
+        self.failed.clear();
+        if !fwk
+            .run_filter_plugins(state, active, pod, &snapshot.nodes()[ni as usize])
+            .is_success()
+        {
+            return false;
+        }
+        self.feasible.push(ni);
+        if !nominated.is_empty() {
+            nominated_pods_check(filters, &mut self.feasible, &mut self.failed);
+        }
+        if self.feasible.is_empty()
+            || self
+                .find_nodes_that_pass_extenders(extenders, pod, snapshot)
+                .is_err()
+        {
+            self.feasible.clear();
+            self.failed.clear();
+            return false;
+        }
+        if self.feasible.is_empty() {
+            self.failed.clear();
+            return false;
+        }
+        self.failed.clear();
+        true
     }
 
     /// The first `Error` status a filter returned, as the cycle's error (v1.22
@@ -290,6 +354,42 @@ fn filter_running_all(
                 failed.push((ni, s));
                 false
             }
+        }
+    });
+}
+
+/// `RunFilterPluginsWithNominatedPods`, pass 1, for the nodes of `chunk` that passed the
+/// filters (pass 2, the filters without the nominated pods, is what they just passed): a node
+/// to which pods of priority ≥ the pod's are nominated must also fit the pod with those pods on
+/// it; one that does not moves to `failed` with that status.
+fn nominated_pods_check(
+    filters: &Filters<'_>,
+    chunk: &mut Vec<u32>,
+    failed: &mut Vec<(u32, Status)>,
+) {
+    let pod = filters.pod;
+    let nodes = filters.snapshot.nodes();
+    // A copy of the snapshot to add the nominated pods to, made only when needed.
+    let mut work: Option<crate::snapshot::Snapshot> = None;
+    chunk.retain(|&ni| {
+        let on = filters
+            .nominated
+            .nominated_pods_for_node(&nodes[ni as usize].name);
+        if !on
+            .iter()
+            .any(|p| p.priority >= pod.priority && p.uid != pod.uid)
+        {
+            return true;
+        }
+        let work = work.get_or_insert_with(|| filters.snapshot.clone());
+        let s = filters
+            .fwk
+            .run_filter_plugins_with_nominated_pods(pod, work, ni, on);
+        if s.is_success() {
+            true
+        } else {
+            failed.push((ni, s));
+            false
         }
     });
 }

@@ -38,7 +38,9 @@ pub use find_feasible::{
 };
 
 use crate::extender::Extender;
-use crate::framework::{Code, CycleState, Framework, ScoreBreakdown};
+use crate::framework::{
+    Code, CycleState, Framework, NoNominatedPods, NominatedPods, ScoreBreakdown,
+};
 use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 use find_feasible::{Filters, Search};
@@ -166,7 +168,26 @@ impl Algorithm {
         pod: &PodInfo,
         explain: bool,
     ) -> Result<ScheduleResult, ScheduleError> {
-        let r = self.schedule_cycle(fwk, snapshot, pod, explain);
+        self.schedule_with_nominated(fwk, snapshot, pod, explain, &NoNominatedPods)
+    }
+
+    /// [`Self::schedule`] with the pods nominated to nodes by preemption (the queue's
+    /// nominator): on a node with nominated pods of priority ≥ the pod's, the pod must fit
+    /// with and without them (`RunFilterPluginsWithNominatedPods`). A pod with a
+    /// `status.nominatedNodeName` tries that node first and takes it if it passes the filters
+    /// and the extenders (`PreferNominatedNode`, beta and on in v1.22).
+    ///
+    /// # Errors
+    /// As [`Self::schedule`].
+    pub fn schedule_with_nominated(
+        &mut self,
+        fwk: &Framework,
+        snapshot: &Snapshot,
+        pod: &PodInfo,
+        explain: bool,
+        nominated: &dyn NominatedPods,
+    ) -> Result<ScheduleResult, ScheduleError> {
+        let r = self.schedule_cycle(fwk, snapshot, pod, explain, nominated);
         // Release what the plugins kept (e.g. the volume index the volume plugins share), so
         // the snapshot's copy-on-write parts stay unshared between cycles.
         self.state.clear();
@@ -179,6 +200,7 @@ impl Algorithm {
         snapshot: &Snapshot,
         pod: &PodInfo,
         explain: bool,
+        nominated: &dyn NominatedPods,
     ) -> Result<ScheduleResult, ScheduleError> {
         self.timings = CycleTimings::default();
         let n = snapshot.len();
@@ -213,12 +235,19 @@ impl Algorithm {
             pod,
             snapshot,
             active: &self.active,
+            nominated,
         };
-        let processed = self
+        // PreferNominatedNode: the node preemption nominated is tried alone first.
+        let preferred = self
             .search
-            .find_nodes_that_pass_filters(&filters, to_find, start);
-        // Feasible nodes are in search order (the filters preserve order within a chunk).
-        self.next_start_node_index = (start + processed) % n;
+            .evaluate_nominated_node(&filters, &self.extenders);
+        if !preferred {
+            let processed = self
+                .search
+                .find_nodes_that_pass_filters(&filters, to_find, start);
+            // Feasible nodes are in search order (the filters preserve order within a chunk).
+            self.next_start_node_index = (start + processed) % n;
+        }
         let filter_error = self.search.filter_error();
         let filter_code = if filter_error.is_some() {
             Code::Error
@@ -231,9 +260,12 @@ impl Algorithm {
         }
 
         // Statuses by node name when an extender filtered, else `search.failed` holds them.
-        let statuses =
+        let statuses = if preferred {
+            None
+        } else {
             self.search
-                .find_nodes_that_pass_extenders(&self.extenders, pod, snapshot)?;
+                .find_nodes_that_pass_extenders(&self.extenders, pod, snapshot)?
+        };
         let num_failed = statuses
             .as_ref()
             .map_or(self.search.failed.len(), |m| m.len());

@@ -24,9 +24,11 @@
 //! every node's reasons for every pod) can be written as it is produced: memory stays bounded by
 //! the cluster, not by the report. [`simulate`] collects them.
 
+mod admission;
 pub mod files;
 pub mod openb;
 pub mod replay;
+mod report;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -34,18 +36,22 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
-use serde::Serialize;
 use thiserror::Error;
 
 use crate::cache::Cache;
-use crate::model::{GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo};
+use crate::model::{NodeInfo, PodInfo};
 use crate::policy::ResolvedPolicy;
 use crate::profile::{Profile, ProfileError};
 use crate::schedule_one::{Algorithm, ScheduleError};
 use crate::snapshot::{Snapshot, SnapshotError};
+
+pub use admission::{NameGenerator, default_requests_from_limits, generate_names};
+pub use report::{
+    GpuUsage, NodeScoreJson, PodOutcome, PodStatus, Report, ResourceUsage, Summary, gpu_usage,
+    resource_usage,
+};
 
 /// Objects read from cluster files.
 #[derive(Debug, Default, Clone)]
@@ -227,273 +233,12 @@ pub struct SimulationConfig {
     pub explain: bool,
 }
 
-/// Outcome of one pod.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
-pub enum PodStatus {
-    /// Bound to a node by this run.
-    Scheduled,
-    /// No node fits (or the pod is malformed).
-    Unschedulable,
-    /// The attempt failed with an error, not a fit failure: an extender that cannot be reached
-    /// or answers with an error, a plugin error, a Reserve failure (v1.22's `Error` status,
-    /// `scheduler_schedule_attempts_total{result="error"}`). Not counted in `failureReasons`.
-    Error,
-    /// Not ours to schedule: another scheduler's, already assigned, or finished.
-    Skipped,
-}
-
-/// Per-node score in an explanation.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct NodeScoreJson {
-    /// Weighted total.
-    pub total: i64,
-    /// Normalized (0..100) score per Policy priority name.
-    pub plugins: BTreeMap<String, i64>,
-}
-
-/// One pod in the report.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PodOutcome {
-    /// Namespace.
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-    /// Outcome.
-    pub status: PodStatus,
-    /// Chosen (or already assigned) node.
-    pub node: Option<String>,
-    /// `Successfully assigned ns/pod to node`, the FailedScheduling text, or why skipped.
-    pub message: String,
-    /// GPU devices chosen, for pods that request GPUs on nodes that count their devices.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_indexes: Option<Vec<u32>>,
-    /// With `--explain`: failed node → reasons.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diagnosis: Option<BTreeMap<String, Vec<String>>>,
-    /// With `--explain`: feasible node → scores.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scores: Option<BTreeMap<String, NodeScoreJson>>,
-}
-
-/// Allocation of one resource over all nodes.
-#[derive(Debug, Clone, Serialize)]
-pub struct ResourceUsage {
-    /// Resource name (`cpu` in millicores, `memory` and `ephemeral-storage` in bytes, `pods`,
-    /// scalar resources in their units).
-    pub resource: String,
-    /// Requested by the pods on the nodes.
-    pub allocated: i64,
-    /// Sum of allocatable.
-    pub allocatable: i64,
-    /// allocated / allocatable (0 when nothing is allocatable).
-    pub ratio: f64,
-}
-
-/// GPU allocation at device level.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GpuUsage {
-    /// Number of GPU devices.
-    pub devices: u64,
-    /// Milli-GPU allocated over all devices (shares count by their fraction).
-    pub allocated_milli: u64,
-    /// devices × 1000.
-    pub capacity_milli: u64,
-    /// allocatedMilli / capacityMilli (the FGD paper's GPU allocation ratio).
-    pub allocation_ratio: f64,
-    /// Devices with nothing on them.
-    pub idle_devices: u64,
-}
-
-/// Totals of a run.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Summary {
-    /// Nodes.
-    pub nodes: usize,
-    /// Pods in the input.
-    pub pods: usize,
-    /// Pods by outcome (`Scheduled`, `Unschedulable`, `Error`, `Skipped`).
-    pub by_status: BTreeMap<String, usize>,
-    /// Unschedulable pods by failure reason (a pod counts once per reason).
-    pub failure_reasons: BTreeMap<String, usize>,
-    /// Allocation per resource.
-    pub resources: Vec<ResourceUsage>,
-    /// GPU devices.
-    pub gpu: GpuUsage,
-    /// Time spent scheduling (the scheduling cycles and their bookkeeping, not reading input
-    /// nor writing output), seconds.
-    pub wall_time_seconds: f64,
-    /// Pods attempted per second of that time.
-    pub pods_per_second: f64,
-    /// With the replay options (`--shuffle-seed`, `--inflate`, `--timeline`): the FGD paper's
-    /// figures ([`replay::ReplaySummary`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replay: Option<replay::ReplaySummary>,
-}
-
-/// The whole report (`--output json`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    /// Every input pod, in scheduling order for queued pods, after the skipped ones.
-    pub pods: Vec<PodOutcome>,
-    /// Totals.
-    pub summary: Summary,
-    /// Warnings (ignored objects, pods on unknown nodes).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
 /// The state after a run, for assertions and further inspection.
 pub struct Outcome {
     /// The report.
     pub report: Report,
     /// The final cluster state.
     pub snapshot: Snapshot,
-}
-
-/// The API server's `names.SimpleNameGenerator` (`k8s.io/apiserver/pkg/storage/names`): the
-/// `generateName` prefix, cut to 58 bytes, followed by 5 characters drawn from
-/// `k8s.io/apimachinery/pkg/util/rand`'s alphabet `bcdfghjklmnpqrstvwxz2456789`. Seeded, so a
-/// simulation names the same objects the same way under the same `--seed`.
-#[derive(Debug)]
-pub struct NameGenerator {
-    rng: StdRng,
-}
-
-impl NameGenerator {
-    /// `utilrand`'s alphabet: no vowels, no `0`, `1`, `3`.
-    pub const ALPHABET: &'static [u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    /// Random characters appended.
-    pub const RANDOM_LENGTH: usize = 5;
-    /// Longest prefix kept (`MaxGeneratedNameLength`: 63 − 5).
-    pub const MAX_PREFIX_LENGTH: usize = 63 - Self::RANDOM_LENGTH;
-
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Self {
-        NameGenerator {
-            rng: StdRng::seed_from_u64(seed),
-        }
-    }
-
-    /// A name for an object with `generateName: base`.
-    pub fn generate(&mut self, base: &str) -> String {
-        let mut cut = base.len().min(Self::MAX_PREFIX_LENGTH);
-        while !base.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let mut name = base[..cut].to_string();
-        for _ in 0..Self::RANDOM_LENGTH {
-            let i = self.rng.random_range(0..Self::ALPHABET.len());
-            name.push(char::from(Self::ALPHABET[i]));
-        }
-        name
-    }
-}
-
-/// Gives every object of `cluster` that has a `generateName` and no name a generated name,
-/// in input order (nodes, pods, then the other kinds), unique among the names of its kind and
-/// namespace (the API server answers a clash with 409 AlreadyExists; here another name is
-/// drawn).
-pub fn generate_names(cluster: &mut Cluster, seed: u64) {
-    let mut names = NameGenerator::new(seed);
-    let mut taken: HashSet<(&'static str, String, String)> = HashSet::new();
-    let key = |kind: &'static str, ns: &Option<String>, name: &str| {
-        (kind, ns.clone().unwrap_or_default(), name.to_string())
-    };
-    macro_rules! each_meta {
-        ($f:expr) => {
-            for o in &mut cluster.nodes {
-                $f("Node", &mut o.metadata);
-            }
-            for o in &mut cluster.pods {
-                $f("Pod", &mut o.metadata);
-            }
-            for o in &mut cluster.services {
-                $f("Service", &mut o.metadata);
-            }
-            for o in &mut cluster.replication_controllers {
-                $f("ReplicationController", &mut o.metadata);
-            }
-            for o in &mut cluster.replica_sets {
-                $f("ReplicaSet", &mut o.metadata);
-            }
-            for o in &mut cluster.stateful_sets {
-                $f("StatefulSet", &mut o.metadata);
-            }
-            for o in &mut cluster.namespaces {
-                $f("Namespace", &mut o.metadata);
-            }
-            for o in &mut cluster.persistent_volumes {
-                $f("PersistentVolume", &mut o.metadata);
-            }
-            for o in &mut cluster.persistent_volume_claims {
-                $f("PersistentVolumeClaim", &mut o.metadata);
-            }
-            for o in &mut cluster.storage_classes {
-                $f("StorageClass", &mut o.metadata);
-            }
-            for o in &mut cluster.csi_nodes {
-                $f("CSINode", &mut o.metadata);
-            }
-        };
-    }
-    each_meta!(|kind, m: &mut ObjectMeta| {
-        if let Some(n) = m.name.as_deref().filter(|n| !n.is_empty()) {
-            taken.insert(key(kind, &m.namespace, n));
-        }
-    });
-    for p in &cluster.malformed_pods {
-        if !p.name.is_empty() {
-            let ns = Some(p.namespace.clone()).filter(|n| !n.is_empty());
-            taken.insert(key("Pod", &ns, &p.name));
-        }
-    }
-    let mut fresh = |kind: &'static str, ns: &Option<String>, base: &str| loop {
-        let name = names.generate(base);
-        if taken.insert(key(kind, ns, &name)) {
-            return name;
-        }
-    };
-    each_meta!(|kind, m: &mut ObjectMeta| {
-        let base = m.generate_name.clone().unwrap_or_default();
-        if m.name.as_deref().unwrap_or_default().is_empty() && !base.is_empty() {
-            m.name = Some(fresh(kind, &m.namespace, &base));
-        }
-    });
-    for p in &mut cluster.malformed_pods {
-        if p.name.is_empty() && !p.generate_name.is_empty() {
-            let ns = Some(p.namespace.clone()).filter(|n| !n.is_empty());
-            p.name = fresh("Pod", &ns, &p.generate_name);
-        }
-    }
-}
-
-/// The API server's pod defaulting of requests (`SetDefaults_Pod`, `pkg/apis/core/v1/defaults.go`
-/// in v1.22): for each container and init container with limits, every resource limited but not
-/// requested is requested at its limit. A pod that asks `limits: {nvidia.com/gpu: 1}` requests
-/// one GPU.
-pub fn default_requests_from_limits(pod: &mut core::Pod) {
-    let Some(spec) = pod.spec.as_mut() else {
-        return;
-    };
-    let containers = spec
-        .containers
-        .iter_mut()
-        .chain(spec.init_containers.iter_mut().flatten());
-    for c in containers {
-        let Some(res) = c.resources.as_mut() else {
-            continue;
-        };
-        let Some(limits) = res.limits.as_ref() else {
-            continue;
-        };
-        let requests = res.requests.get_or_insert_with(BTreeMap::new);
-        for (name, q) in limits {
-            requests.entry(name.clone()).or_insert_with(|| q.clone());
-        }
-    }
 }
 
 /// What decides a pod's fate before scheduling, read from a decoded or a malformed pod.
@@ -1096,6 +841,12 @@ impl Iterator for Simulation {
             .or_insert(0) += 1;
         Some(outcome)
     }
+
+    /// Exact: the outcomes decided at construction plus the pods still queued (one each).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.decided.len() + self.queue.len();
+        (n, Some(n))
+    }
 }
 
 /// Run the simulation and collect the whole report ([`Simulation`] streams it instead), with
@@ -1123,210 +874,5 @@ pub fn simulate(
     })
 }
 
-/// Allocated vs allocatable per resource over all nodes.
-pub fn resource_usage(snapshot: &Snapshot) -> Vec<ResourceUsage> {
-    let mut rows: Vec<(String, i64, i64)> = vec![
-        ("cpu".into(), 0, 0),
-        ("memory".into(), 0, 0),
-        ("ephemeral-storage".into(), 0, 0),
-        ("pods".into(), 0, 0),
-    ];
-    let mut scalars: BTreeMap<String, (i64, i64)> = BTreeMap::new();
-    for n in snapshot.nodes() {
-        rows[0].1 += n.requested.milli_cpu;
-        rows[0].2 += n.allocatable.milli_cpu;
-        rows[1].1 += n.requested.memory;
-        rows[1].2 += n.allocatable.memory;
-        rows[2].1 += n.requested.ephemeral_storage;
-        rows[2].2 += n.allocatable.ephemeral_storage;
-        rows[3].1 += n.pods.len() as i64;
-        rows[3].2 += n.allocatable.allowed_pod_number;
-        for (name, v) in &n.allocatable.scalar {
-            scalars.entry(name.clone()).or_default().1 += v;
-        }
-        for (name, v) in &n.requested.scalar {
-            scalars.entry(name.clone()).or_default().0 += v;
-        }
-    }
-    rows.extend(scalars.into_iter().map(|(k, (a, c))| (k, a, c)));
-    rows.into_iter()
-        .filter(|(_, a, c)| *a != 0 || *c != 0)
-        .map(|(resource, allocated, allocatable)| ResourceUsage {
-            ratio: if allocatable > 0 {
-                allocated as f64 / allocatable as f64
-            } else {
-                0.0
-            },
-            resource,
-            allocated,
-            allocatable,
-        })
-        .collect()
-}
-
-/// Device-level GPU allocation over all nodes.
-pub fn gpu_usage(snapshot: &Snapshot) -> GpuUsage {
-    let mut g = GpuUsage {
-        devices: 0,
-        allocated_milli: 0,
-        capacity_milli: 0,
-        allocation_ratio: 0.0,
-        idle_devices: 0,
-    };
-    for n in snapshot.nodes() {
-        for &u in &n.gpu_used {
-            g.devices += 1;
-            g.allocated_milli += u64::from(u.min(GPU_MILLI_PER_DEVICE));
-            g.capacity_milli += u64::from(GPU_MILLI_PER_DEVICE);
-            if u == 0 {
-                g.idle_devices += 1;
-            }
-        }
-    }
-    if g.capacity_milli > 0 {
-        g.allocation_ratio = g.allocated_milli as f64 / g.capacity_milli as f64;
-    }
-    g
-}
-
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-
-    fn resources(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> core::ResourceRequirements {
-        let list = |l: &[(&str, &str)]| {
-            (!l.is_empty()).then(|| {
-                l.iter()
-                    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-                    .collect()
-            })
-        };
-        core::ResourceRequirements {
-            requests: list(requests),
-            limits: list(limits),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn requests_default_from_limits_per_resource() {
-        let container = |name: &str, r| core::Container {
-            name: name.into(),
-            resources: Some(r),
-            ..Default::default()
-        };
-        let mut pod = core::Pod {
-            spec: Some(core::PodSpec {
-                containers: vec![
-                    container(
-                        "a",
-                        resources(&[("cpu", "100m")], &[("cpu", "1"), ("nvidia.com/gpu", "1")]),
-                    ),
-                    container("b", resources(&[("memory", "1Gi")], &[])),
-                ],
-                init_containers: Some(vec![container("init", resources(&[], &[("cpu", "2")]))]),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        default_requests_from_limits(&mut pod);
-        let spec = pod.spec.unwrap();
-        let requests = |c: &core::Container| {
-            c.resources
-                .as_ref()
-                .and_then(|r| r.requests.clone())
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, v)| (k, v.0))
-                .collect::<Vec<_>>()
-        };
-        // A request present is kept; a resource only limited is requested at its limit.
-        assert_eq!(
-            requests(&spec.containers[0]),
-            [
-                ("cpu".to_string(), "100m".to_string()),
-                ("nvidia.com/gpu".to_string(), "1".to_string())
-            ]
-        );
-        assert_eq!(
-            requests(&spec.containers[1]),
-            [("memory".to_string(), "1Gi".to_string())]
-        );
-        let init = &spec.init_containers.unwrap()[0];
-        assert_eq!(requests(init), [("cpu".to_string(), "2".to_string())]);
-    }
-
-    #[test]
-    fn generated_names_follow_the_api_server() {
-        let mut g = NameGenerator::new(1);
-        let name = g.generate("web-");
-        assert_eq!(name.len(), 4 + NameGenerator::RANDOM_LENGTH);
-        assert!(
-            name[4..]
-                .bytes()
-                .all(|c| NameGenerator::ALPHABET.contains(&c))
-        );
-        let long = "x".repeat(70);
-        assert_eq!(g.generate(&long).len(), 63);
-        assert_eq!(NameGenerator::new(1).generate("web-"), name);
-    }
-
-    /// A malformed pod keeps its place among the pods decided before scheduling.
-    #[test]
-    fn malformed_pods_keep_their_input_order() {
-        let pod = |name: &str, node: &str| core::Pod {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                ..Default::default()
-            },
-            spec: Some(core::PodSpec {
-                node_name: Some(node.into()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let malformed = |position, name: &str| MalformedPod {
-            position,
-            namespace: String::new(),
-            name: name.into(),
-            generate_name: String::new(),
-            node_name: String::new(),
-            scheduler_name: String::new(),
-            phase: String::new(),
-            deleting: false,
-            message: format!("{name} is malformed"),
-        };
-        let cluster = Cluster {
-            pods: vec![pod("run-0", "gone"), pod("run-1", "gone")],
-            malformed_pods: vec![malformed(1, "bad-a"), malformed(2, "bad-b")],
-            ..Default::default()
-        };
-        let cfg = SimulationConfig {
-            scheduler_name: "mini-scheduler".into(),
-            seed: 0,
-            percentage_of_nodes_to_score: 0,
-            explain: false,
-        };
-        let out = simulate(cluster, &crate::policy::default_provider(), &cfg).unwrap();
-        let order: Vec<(&str, PodStatus)> = out
-            .report
-            .pods
-            .iter()
-            .map(|o| (o.name.as_str(), o.status))
-            .collect();
-        assert_eq!(
-            order,
-            [
-                ("run-0", PodStatus::Skipped),
-                ("bad-a", PodStatus::Unschedulable),
-                ("run-1", PodStatus::Skipped),
-                ("bad-b", PodStatus::Unschedulable),
-            ]
-        );
-        assert_eq!(out.report.pods[1].message, "bad-a is malformed");
-        assert_eq!(out.report.summary.pods, 4);
-    }
-}
+mod tests;
