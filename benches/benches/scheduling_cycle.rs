@@ -85,7 +85,7 @@ fn bench_cycle(c: &mut Criterion) {
 /// One reference scan over fresh nodes.
 enum Scan {
     Aos(AosNodes),
-    Soa(SoaNodes),
+    Soa(Box<SoaNodes>),
 }
 
 impl Scan {
@@ -93,7 +93,7 @@ impl Scan {
         Scan::Aos(AosNodes::new(alloc.iter().copied()))
     }
     fn soa(alloc: &[(i64, i64, i64)]) -> Scan {
-        Scan::Soa(SoaNodes::new(alloc.iter().copied()))
+        Scan::Soa(Box::new(SoaNodes::new(alloc.iter().copied())))
     }
     fn schedule(&mut self, pod: &RefPod) -> Option<usize> {
         match self {
