@@ -5,6 +5,7 @@
 mod logging;
 mod output;
 mod run;
+mod serving;
 
 use std::fmt::Display;
 use std::io::{self, IsTerminal, Write};
@@ -18,7 +19,7 @@ use logging::LogFormat;
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates};
-use scheduler::profile::{LoadedProfile, PolicySource, Profile};
+use scheduler::profile::{LoadedProfile, PolicySource, Profile, SchedulerProfile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -111,7 +112,7 @@ enum Command {
     /// With no input flags it schedules the bundled demo cluster with the bundled policy.
     Simulate(SimulateArgs),
     /// Run the scheduler against a Kubernetes API server (leader-elected, watching, binding).
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Policy file tools.
     Policy {
         #[command(subcommand)]
@@ -295,7 +296,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Completion { shell } => completion(shell),
         Command::Run(args) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt.block_on(run::run(args, &gates)),
+            Ok(rt) => rt.block_on(run::run(*args, &gates)),
             Err(e) => {
                 print_error(format_args!("starting the async runtime: {e}"));
                 ExitCode::FAILURE
@@ -410,7 +411,7 @@ fn policy_convert(
 fn simulate_profiles(
     args: &SimulateArgs,
     gates: &FeatureGates,
-) -> Result<(Vec<sim::SimProfile>, i32), ExitCode> {
+) -> Result<(Vec<SchedulerProfile>, i32), ExitCode> {
     if let Some(path) = &args.config {
         let loaded = scheduler::config::load_config_file(path).map_err(|e| {
             print_error(e);
@@ -419,20 +420,12 @@ fn simulate_profiles(
         for w in &loaded.warnings {
             tracing::warn!("{}", escape_control_line(w));
         }
-        let origin = path.display().to_string();
-        let mut profiles = Vec::new();
-        for p in loaded.profiles {
-            // Each profile builds like a Policy's (plugins, then extenders).
-            let profile = Profile::from_resolved(p.resolved, &origin).map_err(|e| {
+        // Each profile builds like a Policy's (plugins, then extenders).
+        let profiles = SchedulerProfile::from_config(&loaded, &path.display().to_string())
+            .map_err(|e| {
                 print_error(e);
                 ExitCode::from(EXIT_BAD_INPUT)
             })?;
-            profiles.push(sim::SimProfile {
-                scheduler_name: p.scheduler_name,
-                profile,
-                percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
-            });
-        }
         return Ok((profiles, loaded.percentage_of_nodes_to_score));
     }
     let source = match &args.policy {
@@ -444,7 +437,7 @@ fn simulate_profiles(
     };
     let profile = load_profile_or_exit(source, gates)?.profile;
     Ok((
-        vec![sim::SimProfile {
+        vec![SchedulerProfile {
             scheduler_name: args.scheduler_name.clone(),
             profile,
             percentage_of_nodes_to_score: None,

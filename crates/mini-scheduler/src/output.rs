@@ -68,6 +68,9 @@ fn write_pod(out: &mut impl Write, p: &PodOutcome, w_pod: usize, w_node: usize) 
     if let Some(g) = &p.gpu_indexes {
         msg.push_str(&format!(" (GPUs {g:?})"));
     }
+    if let Some(n) = &p.nominated_node_name {
+        msg.push_str(&format!(" (nominated node {n})"));
+    }
     writeln!(
         out,
         "{:<w_pod$}  {:<13}  {:<w_node$}  {}",
@@ -79,6 +82,23 @@ fn write_pod(out: &mut impl Write, p: &PodOutcome, w_pod: usize, w_node: usize) 
     if let Some(d) = &p.diagnosis {
         for (node, reasons) in d {
             let line = format!("    ✗ {node}: {}", reasons.join(", "));
+            writeln!(out, "{}", escape_control_line(&line))?;
+        }
+    }
+    if let Some(pre) = &p.preemption {
+        for c in &pre.candidates {
+            let chosen = pre.nominated_node.as_deref() == Some(c.node.as_str());
+            let mark = if chosen { "→" } else { " " };
+            let line = format!(
+                "    {mark} preempt on {}: {} ({} PDB violation(s))",
+                c.node,
+                c.victims.join(", "),
+                c.num_pdb_violations
+            );
+            writeln!(out, "{}", escape_control_line(&line))?;
+        }
+        if !pre.message.is_empty() {
+            let line = format!("    ✗ preemption: {}", pre.message);
             writeln!(out, "{}", escape_control_line(&line))?;
         }
     }

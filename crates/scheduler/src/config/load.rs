@@ -23,8 +23,8 @@
 //! with its Score, and VolumeBinding at all of PreFilter, Filter, Reserve and PreBind, so a
 //! profile must list such plugins at all their points or none (kube-scheduler would fail every
 //! pod reaching the half-configured plugin); only `PrioritySort` sorts, only
-//! `DefaultBinder` binds; `DefaultPreemption` is accepted and does nothing (mini-scheduler does
-//! not preempt); a `NodeResourcesFit` `LeastAllocated` / `MostAllocated` strategy must weigh cpu
+//! `DefaultBinder` binds; `DefaultPreemption` is the only PostFilter (disabling it turns preemption
+//! off for the profile); a `NodeResourcesFit` `LeastAllocated` / `MostAllocated` strategy must weigh cpu
 //! and memory equally (the legacy scorers mini-scheduler has); NodeAffinity's `addedAffinity`,
 //! PodTopologySpread's `defaultConstraints` and NodeResourcesFit's `ignoredResourceGroups` are
 //! not implemented.
@@ -795,6 +795,11 @@ impl Validator<'_, '_> {
             .collect();
         if self.errors.len() > errors_before {
             return None;
+        }
+        if !names_at(PostFilter).contains(&"DefaultPreemption") {
+            let mut a = args.plugin_args.default_preemption.unwrap_or_default();
+            a.enabled = false;
+            args.plugin_args.default_preemption = Some(a);
         }
         let hard = args.plugin_args.inter_pod_affinity.hard_pod_affinity_weight;
         Some(ConfigProfile {

@@ -135,6 +135,33 @@ pub struct PluginArgs {
     /// Policy translation gives with `DefaultPodTopologySpread` off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_topology_spread: Option<PodTopologySpreadArgs>,
+    /// `DefaultPreemption`, the PostFilter every v1.22 profile runs: `None` runs it with v1.22's
+    /// defaults (what a Policy gives); a configuration profile that disables it or sets its
+    /// arguments carries them here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_preemption: Option<DefaultPreemptionArgs>,
+}
+
+/// `DefaultPreemptionArgs` (v1.22 `config.DefaultPreemptionArgs`), and whether the plugin runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DefaultPreemptionArgs {
+    /// Whether the PostFilter runs (a configuration profile may disable it).
+    pub enabled: bool,
+    /// `minCandidateNodesPercentage` (0..=100, default 10).
+    pub min_candidate_nodes_percentage: i32,
+    /// `minCandidateNodesAbsolute` (≥ 0, default 100).
+    pub min_candidate_nodes_absolute: i32,
+}
+
+impl Default for DefaultPreemptionArgs {
+    fn default() -> Self {
+        DefaultPreemptionArgs {
+            enabled: true,
+            min_candidate_nodes_percentage: 10,
+            min_candidate_nodes_absolute: 100,
+        }
+    }
 }
 
 /// Plugin arguments that upstream's `validation.Validate*Args` refuses: every field error in

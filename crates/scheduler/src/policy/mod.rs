@@ -55,9 +55,9 @@ mod tests;
 use std::path::Path;
 
 pub use args::{
-    DefaultingType, InterPodAffinityArgs, InvalidArgs, MAX_CUSTOM_PRIORITY_SCORE, NodeLabelArgs,
-    NodeResourcesFitArgs, PluginArgs, PodTopologySpreadArgs, RequestedToCapacityRatioArgs,
-    ServiceAffinityArgs,
+    DefaultPreemptionArgs, DefaultingType, InterPodAffinityArgs, InvalidArgs,
+    MAX_CUSTOM_PRIORITY_SCORE, NodeLabelArgs, NodeResourcesFitArgs, PluginArgs,
+    PodTopologySpreadArgs, RequestedToCapacityRatioArgs, ServiceAffinityArgs,
 };
 pub use error::PolicyError;
 pub use feature_gates::{FeatureGateError, FeatureGates};

@@ -544,6 +544,8 @@ pub(super) fn resolve(
         node_resources_fit: NodeResourcesFitArgs::default(),
         // Set by `ResolvedPolicy::with_feature_gates` (gate-off translation here).
         pod_topology_spread: None,
+        // Every Policy-based profile runs DefaultPreemption with its defaults.
+        default_preemption: None,
     };
     let has = |plugin: &str| {
         filters.iter().any(|f: &ResolvedFilter| f.plugin == plugin)
@@ -562,7 +564,7 @@ pub(super) fn resolve(
     for (i, e) in policy.extenders.iter().enumerate() {
         if !e.preempt_verb.is_empty() {
             notes.push(format!(
-                "extenders[{i}].preemptVerb {:?} is not called: mini-scheduler does not preempt",
+                "extenders[{i}].preemptVerb {:?} is not called: mini-scheduler preempts without asking extenders",
                 e.preempt_verb
             ));
         }

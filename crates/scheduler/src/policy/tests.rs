@@ -423,7 +423,7 @@ fn extender_preempt_verb_is_noted_as_unused() {
     .resolved;
     assert!(
         r.notes.contains(
-            &"extenders[0].preemptVerb \"preempt\" is not called: mini-scheduler does not preempt"
+            &"extenders[0].preemptVerb \"preempt\" is not called: mini-scheduler preempts without asking extenders"
                 .to_string()
         ),
         "{:?}",

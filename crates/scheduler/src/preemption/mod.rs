@@ -67,6 +67,18 @@ impl Default for PreemptionArgs {
     }
 }
 
+impl PreemptionArgs {
+    /// The profile's `DefaultPreemption` arguments, or `None` when its configuration disables
+    /// the plugin.
+    pub fn of_profile(args: &crate::policy::PluginArgs) -> Option<PreemptionArgs> {
+        let a = args.default_preemption.unwrap_or_default();
+        a.enabled.then_some(PreemptionArgs {
+            min_candidate_nodes_percentage: a.min_candidate_nodes_percentage,
+            min_candidate_nodes_absolute: a.min_candidate_nodes_absolute,
+        })
+    }
+}
+
 /// The pods to evict on one node (`extenderv1.Victims`).
 #[derive(Debug, Clone, Default)]
 pub struct Victims {
@@ -484,6 +496,8 @@ pub struct PostFilterResult {
     pub clear_own_nomination: bool,
     /// The candidates the dry run found, in dry-run order (for `--explain`).
     pub candidates: Vec<Candidate>,
+    /// False when `PodEligibleToPreemptOthers` refused the pod (nothing else was tried).
+    pub eligible: bool,
 }
 
 impl PostFilterResult {
@@ -504,6 +518,7 @@ impl PostFilterResult {
             lower_priority_nominated: Vec::new(),
             clear_own_nomination: false,
             candidates: Vec::new(),
+            eligible: true,
         }
     }
 }
@@ -552,7 +567,9 @@ impl DefaultPreemption {
     ) -> PostFilterResult {
         // 1) Ensure the preemptor is eligible to preempt other pods.
         if !pod_eligible_to_preempt_others(pod, snapshot, m.get(nominated_node_name(pod))) {
-            return PostFilterResult::unschedulable(None);
+            let mut r = PostFilterResult::unschedulable(None);
+            r.eligible = false;
+            return r;
         }
         // 2) Find all preemption candidates.
         if snapshot.is_empty() {
@@ -595,6 +612,7 @@ impl DefaultPreemption {
             num_pdb_violations: best.victims.num_pdb_violations,
             clear_own_nomination: false,
             candidates,
+            eligible: true,
         }
     }
 }

@@ -1,13 +1,14 @@
 //! What the API server does to an object on create and `simulate` must do in its place:
-//! generated names ([`generate_names`]) and requests defaulted from limits
-//! ([`default_requests_from_limits`]).
+//! generated names ([`generate_names`]), requests defaulted from limits
+//! ([`default_requests_from_limits`]) and pod priorities from PriorityClasses
+//! ([`admit_priority`]).
 
 use std::collections::{BTreeMap, HashSet};
 
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use rand::{Rng, RngExt, SeedableRng};
 
 use super::Cluster;
 
@@ -95,6 +96,12 @@ pub fn generate_names(cluster: &mut Cluster, seed: u64) {
             for o in &mut cluster.csi_nodes {
                 $f("CSINode", &mut o.metadata);
             }
+            for o in &mut cluster.priority_classes {
+                $f("PriorityClass", &mut o.metadata);
+            }
+            for o in &mut cluster.pod_disruption_budgets {
+                $f("PodDisruptionBudget", &mut o.metadata);
+            }
         };
     }
     each_meta!(|kind, m: &mut ObjectMeta| {
@@ -128,6 +135,30 @@ pub fn generate_names(cluster: &mut Cluster, seed: u64) {
     }
 }
 
+/// Gives every pod without `metadata.uid` one, as the API server does on create: a version-4
+/// UUID, drawn from an RNG seeded with `seed` so that a run is reproducible. The nominator and
+/// preemption tell pods apart by UID.
+pub fn assign_uids(cluster: &mut Cluster, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5549_4453);
+    for p in &mut cluster.pods {
+        if p.metadata.uid.as_deref().unwrap_or_default().is_empty() {
+            let mut b = [0u8; 16];
+            rng.fill_bytes(&mut b);
+            b[6] = (b[6] & 0x0f) | 0x40;
+            b[8] = (b[8] & 0x3f) | 0x80;
+            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            p.metadata.uid = Some(format!(
+                "{}-{}-{}-{}-{}",
+                &h[0..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..32]
+            ));
+        }
+    }
+}
+
 /// The API server's pod defaulting of requests (`SetDefaults_Pod`, `pkg/apis/core/v1/defaults.go`
 /// in v1.22): for each container and init container with limits, every resource limited but not
 /// requested is requested at its limit. A pod that asks `limits: {nvidia.com/gpu: 1}` requests
@@ -152,4 +183,109 @@ pub fn default_requests_from_limits(pod: &mut core::Pod) {
             requests.entry(name.clone()).or_insert_with(|| q.clone());
         }
     }
+}
+
+/// The PriorityClasses the `Priority` admission plugin resolves pod priorities from: those
+/// read from the cluster files and the two the API server creates at start-up
+/// (`system-cluster-critical` = 2000000000, `system-node-critical` = 2000001000) unless a file
+/// defines them.
+#[derive(Debug, Clone, Default)]
+pub struct PriorityClasses {
+    /// Name → (value, preemptionPolicy, globalDefault).
+    classes: BTreeMap<String, (i32, String, bool)>,
+}
+
+impl PriorityClasses {
+    /// The classes read plus the system ones. A class without `preemptionPolicy` gets the API
+    /// default `PreemptLowerPriority`.
+    pub fn new(read: &[k8s_openapi::api::scheduling::v1::PriorityClass]) -> PriorityClasses {
+        let mut classes = BTreeMap::new();
+        for (name, value) in [
+            ("system-cluster-critical", 2_000_000_000),
+            ("system-node-critical", 2_000_001_000),
+        ] {
+            classes.insert(
+                name.to_string(),
+                (value, "PreemptLowerPriority".to_string(), false),
+            );
+        }
+        for pc in read {
+            let Some(name) = pc.metadata.name.clone().filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            let policy = pc
+                .preemption_policy
+                .clone()
+                .unwrap_or_else(|| "PreemptLowerPriority".into());
+            classes.insert(
+                name,
+                (
+                    pc.value.unwrap_or(0),
+                    policy,
+                    pc.global_default == Some(true),
+                ),
+            );
+        }
+        PriorityClasses { classes }
+    }
+
+    /// `getDefaultPriorityClass`: the global default class with the lowest value, if any.
+    fn default_class(&self) -> Option<(&str, i32, &str)> {
+        self.classes
+            .iter()
+            .filter(|(_, (_, _, global))| *global)
+            .min_by_key(|(_, (value, _, _))| *value)
+            .map(|(n, (v, p, _))| (n.as_str(), *v, p.as_str()))
+    }
+}
+
+/// The `Priority` admission plugin (`plugin/pkg/admission/priority/admission.go`, v1.22, with
+/// `NonPreemptingPriority` on) for a pod without `spec.priority`: `priorityClassName`
+/// resolved to its class, or, without one, the global default class (its name is then set),
+/// or priority 0 and `PreemptLowerPriority`; `spec.priority` and `spec.preemptionPolicy` are
+/// set from it. A pod that already carries `spec.priority` is taken as stored (an API server
+/// admitted it: what `kubectl get` prints).
+///
+/// # Errors
+/// The admission plugin's refusal, `pods "<name>" is forbidden: ...`: an unknown class, or a
+/// `preemptionPolicy` other than the class's.
+pub fn admit_priority(pod: &mut core::Pod, classes: &PriorityClasses) -> Result<(), String> {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let Some(spec) = pod.spec.as_mut() else {
+        return Ok(());
+    };
+    if spec.priority.is_some() {
+        return Ok(());
+    }
+    let forbidden = |e: String| format!("pods {name:?} is forbidden: {e}");
+    let class_name = spec.priority_class_name.clone().unwrap_or_default();
+    let (value, policy) = if class_name.is_empty() {
+        match classes.default_class() {
+            Some((n, v, p)) => {
+                spec.priority_class_name = Some(n.to_string());
+                (v, p.to_string())
+            }
+            None => (0, "PreemptLowerPriority".to_string()),
+        }
+    } else {
+        match classes.classes.get(&class_name) {
+            Some((v, p, _)) => (*v, p.clone()),
+            None => {
+                return Err(forbidden(format!(
+                    "no PriorityClass with name {class_name} was found"
+                )));
+            }
+        }
+    };
+    if let Some(own) = spec.preemption_policy.as_deref()
+        && own != policy
+    {
+        return Err(forbidden(format!(
+            "the string value of PreemptionPolicy ({own}) must not be provided in pod spec; \
+             priority admission controller computed {policy} from the given PriorityClass name"
+        )));
+    }
+    spec.priority = Some(value);
+    spec.preemption_policy = Some(policy);
+    Ok(())
 }

@@ -1,7 +1,9 @@
 //! Reading clusters from files: what `kubectl get -o yaml` or `-o json` prints (multi-document
 //! YAML, one JSON object or a stream of them, or a `v1 List`) of Nodes, Pods, Services,
 //! ReplicationControllers, ReplicaSets, StatefulSets, Namespaces (their labels feed pod affinity
-//! `namespaceSelector`), PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes.
+//! `namespaceSelector`), PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes,
+//! PriorityClasses (`scheduling.k8s.io/v1`: pod priorities, see [`super::admit_priority`]) and
+//! PodDisruptionBudgets (`policy/v1`: what preemption avoids disrupting).
 //!
 //! A file whose first non-blank character is `{` is read as JSON (serde_json), any other as
 //! YAML (serde_yaml). Nesting deeper than [`crate::nesting::MAX_NESTING_DEPTH`] levels is refused
@@ -143,7 +145,7 @@ fn decode<T: serde::de::DeserializeOwned>(
 }
 
 /// Kinds read, with the apiVersion of their items in a typed list (`NodeList`, ...).
-const KINDS: [(&str, &str); 11] = [
+const KINDS: [(&str, &str); 13] = [
     ("Node", "v1"),
     ("Pod", "v1"),
     ("Service", "v1"),
@@ -155,6 +157,8 @@ const KINDS: [(&str, &str); 11] = [
     ("PersistentVolumeClaim", "v1"),
     ("StorageClass", "storage.k8s.io/v1"),
     ("CSINode", "storage.k8s.io/v1"),
+    ("PriorityClass", "scheduling.k8s.io/v1"),
+    ("PodDisruptionBudget", "policy/v1"),
 ];
 
 fn add_object(
@@ -208,7 +212,7 @@ fn add_object(
             false => input.describe(origin),
         };
         cluster.warnings.push(format!(
-            "{what}: ignoring {api_version} {kind} (simulate reads Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces, PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes)"
+            "{what}: ignoring {api_version} {kind} (simulate reads Nodes, Pods, Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces, PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, PriorityClasses and PodDisruptionBudgets)"
         ));
         return Ok(());
     }
@@ -288,6 +292,12 @@ fn add_object(
                 .get_or_insert_with(|| "Immediate".into());
             cluster.storage_classes.push(sc);
         }
+        "PriorityClass" => cluster
+            .priority_classes
+            .push(decode(input, origin, &kind, &value)?),
+        "PodDisruptionBudget" => cluster
+            .pod_disruption_budgets
+            .push(decode(input, origin, &kind, &value)?),
         _ => cluster
             .csi_nodes
             .push(decode(input, origin, &kind, &value)?),

@@ -43,14 +43,16 @@ use thiserror::Error;
 use crate::cache::Cache;
 use crate::model::{NodeInfo, PodInfo};
 use crate::policy::ResolvedPolicy;
-use crate::profile::{Profile, ProfileError};
+use crate::profile::{Profile, ProfileError, SchedulerProfile};
 use crate::schedule_one::{Algorithm, ScheduleError};
 use crate::snapshot::{Snapshot, SnapshotError};
 
-pub use admission::{NameGenerator, default_requests_from_limits, generate_names};
+pub use admission::{
+    NameGenerator, PriorityClasses, admit_priority, default_requests_from_limits, generate_names,
+};
 pub use report::{
-    GpuUsage, NodeScoreJson, PodOutcome, PodStatus, Report, ResourceUsage, Summary, gpu_usage,
-    resource_usage,
+    GpuUsage, NodeScoreJson, PodOutcome, PodStatus, PreemptionCandidateJson, PreemptionJson,
+    Report, ResourceUsage, Summary, gpu_usage, resource_usage,
 };
 
 /// Objects read from cluster files.
@@ -81,6 +83,10 @@ pub struct Cluster {
     pub storage_classes: Vec<k8s_openapi::api::storage::v1::StorageClass>,
     /// CSINodes.
     pub csi_nodes: Vec<k8s_openapi::api::storage::v1::CSINode>,
+    /// PriorityClasses (besides the two built-in system classes).
+    pub priority_classes: Vec<k8s_openapi::api::scheduling::v1::PriorityClass>,
+    /// PodDisruptionBudgets (`policy/v1`), read by preemption.
+    pub pod_disruption_budgets: Vec<k8s_openapi::api::policy::v1::PodDisruptionBudget>,
     /// Where each named node was read (`file: document N[, items[K]]`), to name both places
     /// when a node name is read twice.
     pub node_origins: BTreeMap<String, String>,
@@ -299,20 +305,10 @@ impl PodHeader {
             gpu_indexes: None,
             diagnosis: None,
             scores: None,
+            nominated_node_name: None,
+            preemption: None,
         }
     }
-}
-
-/// One profile of a simulation: pods whose `spec.schedulerName` is `scheduler_name` are
-/// scheduled with `profile`.
-#[derive(Debug, Clone)]
-pub struct SimProfile {
-    /// The profile's scheduler name.
-    pub scheduler_name: String,
-    /// Its framework and extenders (from a Policy, or a configuration profile).
-    pub profile: Profile,
-    /// Its own `percentageOfNodesToScore` (v1 profiles), else the run's.
-    pub percentage_of_nodes_to_score: Option<i32>,
 }
 
 /// A simulation run, handing out one [`PodOutcome`] at a time (it is an [`Iterator`]): first
@@ -320,7 +316,7 @@ pub struct SimProfile {
 /// pod as it is scheduled. [`Simulation::summary`] gives the totals once every outcome has been
 /// taken.
 pub struct Simulation {
-    profiles: Vec<SimProfile>,
+    profiles: Vec<SchedulerProfile>,
     /// The run's `percentageOfNodesToScore`, for profiles without their own.
     percentage_of_nodes_to_score: i32,
     /// The cluster state: placements go through the cache's assume, as in cluster mode.
@@ -338,6 +334,15 @@ pub struct Simulation {
     pod_width: usize,
     node_width: usize,
     replay: Option<replay::ReplayRecorder>,
+    /// The pods nominated to nodes (by preemption, or read with `status.nominatedNodeName`).
+    nominator: crate::preemption::Nominator,
+    /// The cluster's PodDisruptionBudgets, as preemption reads them.
+    pdbs: Vec<crate::preemption::Pdb>,
+    /// The `DefaultPreemption` PostFilter (its offset RNG seeded from the run's seed).
+    preemption: crate::preemption::DefaultPreemption,
+    /// Outcomes produced ahead of the next pod's: the victims of a preemption, then the
+    /// preemptor.
+    pending: std::collections::VecDeque<PodOutcome>,
 }
 
 impl Simulation {
@@ -370,7 +375,7 @@ impl Simulation {
         cfg: &SimulationConfig,
         options: replay::ReplayOptions,
     ) -> Result<Self, SimError> {
-        let profile = SimProfile {
+        let profile = SchedulerProfile {
             scheduler_name: cfg.scheduler_name.clone(),
             profile: profile.clone(),
             percentage_of_nodes_to_score: None,
@@ -389,7 +394,7 @@ impl Simulation {
     /// As [`Simulation::new`].
     pub fn with_profiles(
         cluster: Cluster,
-        profiles: Vec<SimProfile>,
+        profiles: Vec<SchedulerProfile>,
         cfg: &SimulationConfig,
     ) -> Result<Self, SimError> {
         Self::with_profiles_replay(cluster, profiles, cfg, replay::ReplayOptions::default())
@@ -401,11 +406,12 @@ impl Simulation {
     /// As [`Simulation::with_replay`].
     pub fn with_profiles_replay(
         mut cluster: Cluster,
-        profiles: Vec<SimProfile>,
+        profiles: Vec<SchedulerProfile>,
         cfg: &SimulationConfig,
         options: replay::ReplayOptions,
     ) -> Result<Self, SimError> {
         generate_names(&mut cluster, cfg.seed);
+        admission::assign_uids(&mut cluster, cfg.seed);
         // Nothing expires: with no binding cycle, each placement is confirmed at once.
         let mut cache = Cache::new(None);
         let mut warnings = std::mem::take(&mut cluster.warnings);
@@ -458,6 +464,12 @@ impl Simulation {
             }
         }
 
+        let priority_classes = PriorityClasses::new(&cluster.priority_classes);
+        let pdbs: Vec<crate::preemption::Pdb> = cluster
+            .pod_disruption_budgets
+            .iter()
+            .map(crate::preemption::Pdb::from_k8s)
+            .collect();
         let total_pods = cluster.pods.len() + cluster.malformed_pods.len();
         let mut decided = Vec::new();
         let mut queue: Vec<(usize, usize, PodInfo)> = Vec::new();
@@ -508,6 +520,7 @@ impl Simulation {
             if !node_name.is_empty() {
                 let parsed = pod.map_err(|m| m.message).and_then(|mut p| {
                     default_requests_from_limits(&mut p);
+                    admit_priority(&mut p, &priority_classes)?;
                     PodInfo::from_pod(p).map_err(|e| e.to_string())
                 });
                 let message = match parsed {
@@ -566,6 +579,7 @@ impl Simulation {
             };
             let parsed = pod.map_err(|m| m.message).and_then(|mut p| {
                 default_requests_from_limits(&mut p);
+                admit_priority(&mut p, &priority_classes)?;
                 PodInfo::from_pod(p).map_err(|e| e.to_string())
             });
             match parsed {
@@ -581,6 +595,11 @@ impl Simulation {
                 .then(ia.cmp(ib))
         });
         let mut queue: Vec<(usize, PodInfo)> = queue.into_iter().map(|(_, f, p)| (f, p)).collect();
+        // Queue Add: AddNominatedPod(pod, "") keeps the nominations the pods carry.
+        let mut nominator = crate::preemption::Nominator::new();
+        for (_, p) in &queue {
+            nominator.add_nominated_pod(Arc::new(p.clone()), "");
+        }
 
         // The workload's typical pods: the pods running and pending, before any inflation.
         let typical = Arc::new(crate::framework::plugins::gpu_frag::TypicalPods::from_pods(
@@ -655,6 +674,13 @@ impl Simulation {
             pod_width,
             node_width,
             replay: recorder,
+            nominator,
+            pdbs,
+            preemption: crate::preemption::DefaultPreemption::new(
+                crate::preemption::PreemptionArgs::default(),
+                cfg.seed,
+            ),
+            pending: std::collections::VecDeque::new(),
         })
     }
 
@@ -713,100 +739,253 @@ impl Simulation {
     /// ([`Cache::assume`], as in cluster mode), then the binding cycle at once: PreBind's
     /// writes and the PV controller's completion ([`crate::volume::VolumeIndex::commit_pod_volumes`])
     /// and the watch's confirmation ([`Cache::add_pod`]).
+    ///
+    /// A pod that fits nowhere runs the profile's `DefaultPreemption` PostFilter
+    /// ([`crate::preemption`]). When it nominates a node, the victims leave the cluster at once
+    /// (deletion takes no time here; each gets a `Preempted` outcome, queued in
+    /// [`Simulation::pending`] before the preemptor's), the PDBs that covered them lose one
+    /// allowed disruption each (as the disruption controller would recount), lower-priority
+    /// nominations on the node are cleared, and the preemptor, now carrying
+    /// `status.nominatedNodeName`, is tried again at once (kube-scheduler requeues it and retries
+    /// it when the victims' deletions arrive; the pods after it in this queue have lower or
+    /// equal priority, and the nomination keeps them off its room meanwhile). Its outcome is
+    /// that second attempt's.
     fn schedule(&mut self, profile: usize, pod: PodInfo) -> PodOutcome {
-        let outcome = |pod: PodInfo, status, message| PodOutcome {
-            namespace: pod.namespace,
-            name: pod.name,
-            status,
-            node: None,
-            message,
-            gpu_indexes: None,
-            diagnosis: None,
-            scores: None,
+        let first = self.attempt(profile, &pod);
+        let fe = match first {
+            Ok(r) => return self.bind(pod, r),
+            Err(ScheduleError::Fit(fe)) => fe,
+            Err(e) => return self.failed(pod, e),
         };
+        let prof = &self.profiles[profile];
+        let Some(args) = crate::preemption::PreemptionArgs::of_profile(&prof.profile.policy.args)
+        else {
+            return self.failed(pod, ScheduleError::Fit(fe));
+        };
+        self.preemption.args = args;
+        let framework = prof.profile.framework.clone();
+        let pf = self.preemption.post_filter(
+            &framework,
+            self.cache.snapshot(),
+            &pod,
+            &fe.node_to_status,
+            &self.pdbs,
+            &self.nominator,
+        );
+        let explained = self.explain.then(|| preemption_json(&pf));
+        let Some(node) = pf.nominated_node.clone() else {
+            let mut pod = pod;
+            if pf.clear_own_nomination {
+                self.nominator.delete_nominated_pod_if_exists(&pod.uid);
+                pod = with_nominated_node_name(pod, None);
+            }
+            let nominated = nominated_node_name(&pod);
+            let mut o = self.failed(pod, ScheduleError::Fit(fe));
+            o.nominated_node_name = nominated;
+            o.preemption = explained;
+            return o;
+        };
+        let preemptor = pod.key();
+        for v in &pf.victims {
+            // The victim is on the node (the dry run found it there), so this cannot fail.
+            let _ = self.cache.remove_pod(v);
+            for pdb in &mut self.pdbs {
+                if pdb_covers(pdb, v) {
+                    pdb.disruptions_allowed = (pdb.disruptions_allowed - 1).max(0);
+                }
+            }
+            self.nominator.delete_nominated_pod_if_exists(&v.uid);
+            self.pending.push_back(PodOutcome {
+                namespace: v.namespace.clone(),
+                name: v.name.clone(),
+                status: PodStatus::Preempted,
+                node: Some(node.clone()),
+                message: format!("Preempted by {preemptor} on node {node}"),
+                gpu_indexes: None,
+                diagnosis: None,
+                scores: None,
+                nominated_node_name: None,
+                preemption: None,
+            });
+        }
+        for p in &pf.lower_priority_nominated {
+            self.nominator.delete_nominated_pod_if_exists(&p.uid);
+        }
+        let pod = with_nominated_node_name(pod, Some(&node));
+        self.nominator
+            .add_nominated_pod(Arc::new(pod.clone()), &node);
+        let mut o = match self.attempt(profile, &pod) {
+            Ok(r) => self.bind(pod, r),
+            Err(e) => self.failed(pod, e),
+        };
+        o.nominated_node_name = Some(node);
+        o.preemption = explained;
+        o
+    }
+
+    /// One scheduling cycle for `pod` with `profile`, counting the nominated pods.
+    fn attempt(
+        &mut self,
+        profile: usize,
+        pod: &PodInfo,
+    ) -> Result<crate::schedule_one::ScheduleResult, ScheduleError> {
         let profile = &self.profiles[profile];
         self.algo.percentage_of_nodes_to_score = profile
             .percentage_of_nodes_to_score
             .unwrap_or(self.percentage_of_nodes_to_score);
-        match self.algo.schedule(
+        self.algo.schedule_with_nominated(
             &profile.profile.framework,
             self.cache.snapshot(),
-            &pod,
+            pod,
             self.explain,
-        ) {
-            Ok(r) => {
-                let pod = Arc::new(pod);
-                // A failure of assume or Reserve is a scheduling error (v1.22:
-                // PodScheduleError, reason SchedulerError); nothing stays assumed.
-                let assumed = match self.cache.assume(pod.clone(), &r) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        let mut o =
-                            outcome(Arc::unwrap_or_clone(pod), PodStatus::Error, e.to_string());
-                        o.diagnosis = r.diagnosis;
-                        return o;
-                    }
-                };
-                let key = pod.key();
-                self.cache.volumes_mut().commit_pod_volumes(&key);
-                // The node exists: the pod was just assumed on it.
-                let _ = self.cache.add_pod(assumed.pod);
-                let gpu = assumed.gpu_indexes;
-                PodOutcome {
-                    message: format!("Successfully assigned {key} to {}", r.node),
-                    namespace: pod.namespace.clone(),
-                    name: pod.name.clone(),
-                    status: PodStatus::Scheduled,
-                    node: Some(r.node),
-                    gpu_indexes: gpu,
-                    diagnosis: r.diagnosis,
-                    scores: r.scores.map(|m| {
-                        m.into_iter()
-                            .map(|(n, b)| {
-                                let plugins = b.plugins.into_iter().collect();
-                                (
-                                    n,
-                                    NodeScoreJson {
-                                        total: b.total,
-                                        plugins,
-                                    },
-                                )
-                            })
-                            .collect()
-                    }),
-                }
-            }
+            &self.nominator,
+        )
+    }
+
+    /// Assume, Reserve and bind `pod` on the node the cycle chose.
+    fn bind(&mut self, pod: PodInfo, r: crate::schedule_one::ScheduleResult) -> PodOutcome {
+        let pod = Arc::new(pod);
+        // A failure of assume or Reserve is a scheduling error (v1.22:
+        // PodScheduleError, reason SchedulerError); nothing stays assumed.
+        let assumed = match self.cache.assume(pod.clone(), &r) {
+            Ok(a) => a,
             Err(e) => {
-                let message = e.to_string();
-                match e {
-                    ScheduleError::Fit(fe) => {
-                        for r in fe.reason_histogram().keys() {
-                            *self.failure_reasons.entry(r.clone()).or_insert(0) += 1;
-                        }
-                        let mut o = outcome(pod, PodStatus::Unschedulable, message);
-                        o.diagnosis = self.explain.then(|| {
-                            fe.node_to_status
-                                .iter()
-                                .map(|(n, s)| {
-                                    (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect())
-                                })
-                                .collect()
-                        });
-                        o
-                    }
-                    // v1.22 counts an empty cluster as unschedulable, not as an error.
-                    ScheduleError::NoNodesAvailable => {
-                        *self.failure_reasons.entry(message.clone()).or_insert(0) += 1;
-                        outcome(pod, PodStatus::Unschedulable, message)
-                    }
-                    ScheduleError::Extender { .. }
-                    | ScheduleError::Plugin { .. }
-                    | ScheduleError::ExtensionPoint { .. } => {
-                        outcome(pod, PodStatus::Error, message)
-                    }
-                }
+                let mut o =
+                    bare_outcome(Arc::unwrap_or_clone(pod), PodStatus::Error, e.to_string());
+                o.diagnosis = r.diagnosis;
+                return o;
             }
+        };
+        // assume: DeleteNominatedPodIfExists.
+        self.nominator.delete_nominated_pod_if_exists(&pod.uid);
+        let key = pod.key();
+        self.cache.volumes_mut().commit_pod_volumes(&key);
+        // The node exists: the pod was just assumed on it.
+        let _ = self.cache.add_pod(assumed.pod);
+        let gpu = assumed.gpu_indexes;
+        PodOutcome {
+            message: format!("Successfully assigned {key} to {}", r.node),
+            namespace: pod.namespace.clone(),
+            name: pod.name.clone(),
+            status: PodStatus::Scheduled,
+            node: Some(r.node),
+            gpu_indexes: gpu,
+            diagnosis: r.diagnosis,
+            scores: r.scores.map(|m| {
+                m.into_iter()
+                    .map(|(n, b)| {
+                        let plugins = b.plugins.into_iter().collect();
+                        (
+                            n,
+                            NodeScoreJson {
+                                total: b.total,
+                                plugins,
+                            },
+                        )
+                    })
+                    .collect()
+            }),
+            nominated_node_name: None,
+            preemption: None,
         }
+    }
+
+    /// The outcome of a failed cycle.
+    fn failed(&mut self, pod: PodInfo, e: ScheduleError) -> PodOutcome {
+        let message = e.to_string();
+        match e {
+            ScheduleError::Fit(fe) => {
+                for r in fe.reason_histogram().keys() {
+                    *self.failure_reasons.entry(r.clone()).or_insert(0) += 1;
+                }
+                let mut o = bare_outcome(pod, PodStatus::Unschedulable, message);
+                o.diagnosis = self.explain.then(|| {
+                    fe.node_to_status
+                        .iter()
+                        .map(|(n, s)| {
+                            (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect())
+                        })
+                        .collect()
+                });
+                o
+            }
+            // v1.22 counts an empty cluster as unschedulable, not as an error.
+            ScheduleError::NoNodesAvailable => {
+                *self.failure_reasons.entry(message.clone()).or_insert(0) += 1;
+                bare_outcome(pod, PodStatus::Unschedulable, message)
+            }
+            ScheduleError::Extender { .. }
+            | ScheduleError::Plugin { .. }
+            | ScheduleError::ExtensionPoint { .. } => bare_outcome(pod, PodStatus::Error, message),
+        }
+    }
+}
+
+/// An outcome with only the pod, status and message.
+fn bare_outcome(pod: PodInfo, status: PodStatus, message: String) -> PodOutcome {
+    PodOutcome {
+        namespace: pod.namespace,
+        name: pod.name,
+        status,
+        node: None,
+        message,
+        gpu_indexes: None,
+        diagnosis: None,
+        scores: None,
+        nominated_node_name: None,
+        preemption: None,
+    }
+}
+
+/// `status.nominatedNodeName` of a pod, when set.
+fn nominated_node_name(pod: &PodInfo) -> Option<String> {
+    Some(crate::preemption::nominated_node_name(pod).to_string()).filter(|n| !n.is_empty())
+}
+
+/// `pod` with `status.nominatedNodeName` set to `node` (or cleared), as the status patch
+/// leaves it.
+fn with_nominated_node_name(mut pod: PodInfo, node: Option<&str>) -> PodInfo {
+    let mut obj = (*pod.pod).clone();
+    obj.status
+        .get_or_insert_with(Default::default)
+        .nominated_node_name = node.map(String::from);
+    pod.pod = Arc::new(obj);
+    pod
+}
+
+/// Whether `pdb` covers `pod` (same namespace, a non-empty selector matching its labels), as
+/// the disruption controller counts it.
+fn pdb_covers(pdb: &crate::preemption::Pdb, pod: &PodInfo) -> bool {
+    pdb.namespace == pod.namespace
+        && !pod.labels.is_empty()
+        && matches!(&pdb.selector, Some(crate::model::Selector::Match(ls))
+            if !ls.requirements.is_empty() && ls.matches(&pod.labels))
+}
+
+/// The `--explain` view of a PostFilter result.
+fn preemption_json(pf: &crate::preemption::PostFilterResult) -> PreemptionJson {
+    let keys = |pods: &[Arc<PodInfo>]| pods.iter().map(|p| p.key()).collect::<Vec<_>>();
+    PreemptionJson {
+        candidates: pf
+            .candidates
+            .iter()
+            .map(|c| PreemptionCandidateJson {
+                node: c.name.clone(),
+                victims: keys(&c.victims.pods),
+                num_pdb_violations: c.victims.num_pdb_violations,
+            })
+            .collect(),
+        nominated_node: pf.nominated_node.clone(),
+        victims: keys(&pf.victims),
+        message: if !pf.eligible {
+            "not eligible to preempt (preemptionPolicy Never, or its nominated node still has \
+             lower-priority pods terminating)"
+                .into()
+        } else if pf.status.is_success() {
+            String::new()
+        } else {
+            pf.status.message()
+        },
     }
 }
 
@@ -814,7 +993,7 @@ impl Iterator for Simulation {
     type Item = PodOutcome;
 
     fn next(&mut self) -> Option<PodOutcome> {
-        let outcome = match self.decided.next() {
+        let outcome = match self.pending.pop_front().or_else(|| self.decided.next()) {
             Some(o) => o,
             None => {
                 let (profile, pod) = self.queue.next()?;
@@ -832,7 +1011,14 @@ impl Iterator for Simulation {
                     r.record(key, request, node, self.cache.snapshot());
                 }
                 self.busy += started.elapsed();
-                o
+                // A preemption's victims leave before the preemptor's outcome.
+                match self.pending.pop_front() {
+                    Some(first) => {
+                        self.pending.push_back(o);
+                        first
+                    }
+                    None => o,
+                }
             }
         };
         *self

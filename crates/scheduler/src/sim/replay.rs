@@ -158,6 +158,8 @@ pub fn inflate<T: QueuedPod>(
         let src = &pods[rng.random_range(0..originals)];
         let mut clone = src.clone();
         clone.pod_mut().name = format!("{}-tuned-{i}", src.pod().name);
+        // A pod of its own (the nominator tells pods apart by UID).
+        clone.pod_mut().uid = format!("{}-tuned-{i}", src.pod().uid);
         total += gpu_request_milli(clone.pod());
         pods.push(clone);
         i += 1;

@@ -22,6 +22,9 @@ pub enum PodStatus {
     Error,
     /// Not ours to schedule: another scheduler's, already assigned, or finished.
     Skipped,
+    /// Evicted by preemption to make room for a pod of higher priority (a second outcome of a
+    /// pod that was running or scheduled earlier in the run): it leaves the cluster.
+    Preempted,
 }
 
 /// Per-node score in an explanation.
@@ -56,6 +59,41 @@ pub struct PodOutcome {
     /// With `--explain`: feasible node → scores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scores: Option<BTreeMap<String, NodeScoreJson>>,
+    /// `status.nominatedNodeName`: the node preemption nominated for this pod.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nominated_node_name: Option<String>,
+    /// With `--explain`, for a pod that tried to preempt: the candidates and the victims.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<PreemptionJson>,
+}
+
+/// What preemption considered for one pod (`--explain`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionJson {
+    /// The nodes where evicting lower-priority pods makes the pod fit, in dry-run order.
+    pub candidates: Vec<PreemptionCandidateJson>,
+    /// The node chosen (`pickOneNodeForPreemption`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nominated_node: Option<String>,
+    /// The pods evicted from it (`namespace/name`), in eviction order.
+    pub victims: Vec<String>,
+    /// Why no node was chosen, when none was (the PostFilter status).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// One candidate node of [`PreemptionJson`].
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionCandidateJson {
+    /// The node.
+    pub node: String,
+    /// Its victims (`namespace/name`).
+    pub victims: Vec<String>,
+    /// How many of them a PodDisruptionBudget protects.
+    #[serde(rename = "numPDBViolations")]
+    pub num_pdb_violations: i64,
 }
 
 /// Allocation of one resource over all nodes.
@@ -96,7 +134,8 @@ pub struct Summary {
     pub nodes: usize,
     /// Pods in the input.
     pub pods: usize,
-    /// Pods by outcome (`Scheduled`, `Unschedulable`, `Error`, `Skipped`).
+    /// Outcomes by status (`Scheduled`, `Unschedulable`, `Error`, `Skipped`, and `Preempted`
+    /// when preemption evicted pods: those pods also have their earlier outcome).
     pub by_status: BTreeMap<String, usize>,
     /// Unschedulable pods by failure reason (a pod counts once per reason).
     pub failure_reasons: BTreeMap<String, usize>,

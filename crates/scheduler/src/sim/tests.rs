@@ -137,3 +137,98 @@ fn malformed_pods_keep_their_input_order() {
     assert_eq!(out.report.pods[1].message, "bad-a is malformed");
     assert_eq!(out.report.summary.pods, 4);
 }
+
+fn class(
+    name: &str,
+    value: i32,
+    global: bool,
+    policy: Option<&str>,
+) -> k8s_openapi::api::scheduling::v1::PriorityClass {
+    k8s_openapi::api::scheduling::v1::PriorityClass {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        value: Some(value),
+        global_default: Some(global),
+        preemption_policy: policy.map(String::from),
+        ..Default::default()
+    }
+}
+
+fn pod_with(class: Option<&str>, priority: Option<i32>, policy: Option<&str>) -> core::Pod {
+    core::Pod {
+        metadata: ObjectMeta {
+            name: Some("p".into()),
+            ..Default::default()
+        },
+        spec: Some(core::PodSpec {
+            priority_class_name: class.map(String::from),
+            priority,
+            preemption_policy: policy.map(String::from),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+#[test]
+fn priority_admission_resolves_classes_as_the_admission_plugin() {
+    let none = PriorityClasses::new(&[]);
+    let spec = |p: &core::Pod| {
+        let s = p.spec.as_ref().unwrap();
+        (
+            s.priority,
+            s.preemption_policy.clone(),
+            s.priority_class_name.clone(),
+        )
+    };
+    // No class, no global default: 0 and PreemptLowerPriority.
+    let mut p = pod_with(None, None, None);
+    admit_priority(&mut p, &none).unwrap();
+    assert_eq!(
+        spec(&p),
+        (Some(0), Some("PreemptLowerPriority".into()), None)
+    );
+    // The built-in system classes exist.
+    let mut p = pod_with(Some("system-node-critical"), None, None);
+    admit_priority(&mut p, &none).unwrap();
+    assert_eq!(spec(&p).0, Some(2_000_001_000));
+    // The global default with the lowest value names the pod's class.
+    let classes = PriorityClasses::new(&[
+        class("high", 1000, true, None),
+        class("low", 10, true, None),
+        class("quiet", 500, false, Some("Never")),
+    ]);
+    let mut p = pod_with(None, None, None);
+    admit_priority(&mut p, &classes).unwrap();
+    assert_eq!(
+        spec(&p),
+        (
+            Some(10),
+            Some("PreemptLowerPriority".into()),
+            Some("low".into())
+        )
+    );
+    // The class's preemptionPolicy is copied; a different one in the pod is refused.
+    let mut p = pod_with(Some("quiet"), None, None);
+    admit_priority(&mut p, &classes).unwrap();
+    assert_eq!(spec(&p).1.as_deref(), Some("Never"));
+    let mut p = pod_with(Some("quiet"), None, Some("PreemptLowerPriority"));
+    assert_eq!(
+        admit_priority(&mut p, &classes).unwrap_err(),
+        "pods \"p\" is forbidden: the string value of PreemptionPolicy (PreemptLowerPriority) must \
+         not be provided in pod spec; priority admission controller computed Never from the given \
+         PriorityClass name"
+    );
+    // An unknown class is refused.
+    let mut p = pod_with(Some("missing"), None, None);
+    assert_eq!(
+        admit_priority(&mut p, &classes).unwrap_err(),
+        "pods \"p\" is forbidden: no PriorityClass with name missing was found"
+    );
+    // A pod that carries spec.priority was admitted already: kept as stored.
+    let mut p = pod_with(Some("missing"), Some(7), None);
+    admit_priority(&mut p, &classes).unwrap();
+    assert_eq!(spec(&p).0, Some(7));
+}

@@ -139,6 +139,15 @@ impl Validator<'_, '_> {
                                 "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
                             );
                         }
+                        let args = crate::policy::DefaultPreemptionArgs {
+                            enabled: true,
+                            min_candidate_nodes_percentage: pct,
+                            min_candidate_nodes_absolute: abs,
+                        };
+                        // v1.22's defaults stay `None`, as a Policy leaves them.
+                        out.plugin_args.default_preemption = (args
+                            != crate::policy::DefaultPreemptionArgs::default())
+                        .then_some(args);
                     }
                 }
                 "VolumeBinding" => {
