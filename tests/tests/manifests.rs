@@ -19,13 +19,17 @@ fn build(dir: &Path) -> (Kustomization, Vec<Manifest>) {
     (k, objects)
 }
 
-/// The kustomization directories: `manifests/` and every subdirectory.
+/// The kustomization directories: `manifests/` and every subdirectory, except kustomize
+/// Components (`manifests/monitoring`: Prometheus Operator kinds that k8s-openapi does not
+/// type, checked by `crates/mini-scheduler/tests/monitoring.rs`).
 fn kustomization_dirs() -> Vec<std::path::PathBuf> {
     let root = manifests_dir();
     let mut dirs = vec![root.clone()];
     for e in std::fs::read_dir(&root).unwrap() {
         let p = e.unwrap().path();
-        if p.is_dir() {
+        let component = std::fs::read_to_string(p.join("kustomization.yaml"))
+            .is_ok_and(|t| t.lines().any(|l| l.trim() == "kind: Component"));
+        if p.is_dir() && !component {
             dirs.push(p);
         }
     }

@@ -197,7 +197,7 @@ async fn readyz(State(a): State<Admin>) -> (StatusCode, String) {
 
 /// The client configuration of `--kubeconfig FILE`: its current context. Errors name the file
 /// and say what kube could not read in it.
-async fn kubeconfig_file(path: &std::path::Path) -> Result<kube::Config, String> {
+pub(crate) async fn kubeconfig_file(path: &std::path::Path) -> Result<kube::Config, String> {
     kubeconfig_flag("--kubeconfig", path).await
 }
 

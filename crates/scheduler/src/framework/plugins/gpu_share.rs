@@ -13,7 +13,7 @@
 //! ordinary extended resource it is, as kube-scheduler v1.22 does. Whole-GPU pods still need
 //! free devices.
 
-use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, Status};
 use crate::model::NodeInfo;
 use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
@@ -40,6 +40,15 @@ impl FilterPlugin for GpuShare {
         } else {
             Status::success()
         }
+    }
+
+    fn fast_check(&self, pod: &PodInfo) -> Option<FastCheck> {
+        // A share spread over several devices needs the per-device check.
+        let g = pod.gpu;
+        (g.count <= 1 || g.milli >= crate::model::GPU_MILLI_PER_DEVICE).then_some(FastCheck {
+            gpu_devices: (g.count > 0).then_some(g),
+            ..FastCheck::default()
+        })
     }
 
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
