@@ -8,15 +8,36 @@
 //! replicas of its application (100 replicas per application, hostname) and a zone spread
 //! constraint (maxSkew 1, 10 zones); the cluster fills to 4 pods per node (every one with
 //! anti-affinity) before it is reset, so PreFilter walks tens of thousands of existing pods.
+//!
+//! `sample_policy/15000_nodes/all_scored`: the template cluster at three times kube-scheduler's
+//! supported envelope, for the cost per node visit (filled to 4 pods a node before the reset).
+//!
+//! `sample_policy/5000_openb_nodes/all_scored`: the heterogeneous case, openb's GPU node list
+//! repeated to 5,000 nodes (`benches::openb_nodes`: capacities from 8 to 104 cores, GPU model
+//! labels, taints), so no two neighbouring nodes have the same allocatable and a memo of
+//! resource scores keyed by node shape cannot help.
+//!
+//! `reference_aos/...`, `reference_soa/...`: the reference scans (`benches::reference`: fit +
+//! LeastRequested + Balanced and nothing else, as an array of records in exact integers and as
+//! columns with reciprocals) over the same nodes and pods, the floor the real cycle is measured
+//! against.
+//!
+//! `summary` (last): one measurement pass over the cases above that prints, in the same run, the
+//! cycle's pods/s against both reference scans, the heterogeneous case against the template one
+//! and the cost per pod against nodes (500, 5,000, 15,000 nodes, each filled to 4 pods a node:
+//! nanoseconds per node visit and the slope between sizes).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use benches::reference::{AosNodes, RefPod, SoaNodes};
 use benches::{
-    perf_pods, perf_snapshot, sample_policy, topology_pods, topology_policy, topology_snapshot,
+    openb_snapshot, perf_pods, perf_snapshot, reference_allocatable, reference_pod, sample_policy,
+    topology_pods, topology_policy, topology_snapshot,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use scheduler::framework::{Framework, PodInfo};
+use scheduler::framework::Framework;
+use scheduler::model::PodInfo;
 use scheduler::schedule_one::Algorithm;
 use scheduler::snapshot::Snapshot;
 
@@ -33,9 +54,154 @@ fn bench_cycle(c: &mut Criterion) {
         group.bench_function(format!("sample_policy/{nodes}_nodes/all_scored"), |b| {
             b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes)));
         });
+        if nodes == 5000 {
+            let alloc = reference_allocatable(&perf_snapshot(nodes));
+            let refs: Vec<RefPod> = pods.iter().map(|p| reference_pod(p)).collect();
+            group.bench_function(format!("reference_aos/{nodes}_nodes"), |b| {
+                b.iter_custom(|iters| timed_reference(iters, &refs, || Scan::aos(&alloc)));
+            });
+            group.bench_function(format!("reference_soa/{nodes}_nodes"), |b| {
+                b.iter_custom(|iters| timed_reference(iters, &refs, || Scan::soa(&alloc)));
+            });
+            group.bench_function(
+                format!("sample_policy/{nodes}_openb_nodes/all_scored"),
+                |b| {
+                    b.iter_custom(|iters| {
+                        timed_cycles(iters, &fwk, &pods, || openb_snapshot(nodes))
+                    });
+                },
+            );
+        }
     }
+    let nodes = 15_000usize;
+    let pods = perf_pods(nodes * 4);
+    group.bench_function(format!("sample_policy/{nodes}_nodes/all_scored"), |b| {
+        b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes)));
+    });
     bench_topology(&mut group);
     group.finish();
+}
+
+/// One reference scan over fresh nodes.
+enum Scan {
+    Aos(AosNodes),
+    Soa(Box<SoaNodes>),
+}
+
+impl Scan {
+    fn aos(alloc: &[(i64, i64, i64)]) -> Scan {
+        Scan::Aos(AosNodes::new(alloc.iter().copied()))
+    }
+    fn soa(alloc: &[(i64, i64, i64)]) -> Scan {
+        Scan::Soa(Box::new(SoaNodes::new(alloc.iter().copied())))
+    }
+    fn schedule(&mut self, pod: &RefPod) -> Option<usize> {
+        match self {
+            Scan::Aos(n) => n.schedule(pod),
+            Scan::Soa(n) => n.schedule(pod),
+        }
+    }
+}
+
+/// Time of `iters` reference-scan cycles, pods and refills as in [`timed_cycles`].
+fn timed_reference(iters: u64, pods: &[RefPod], fresh: impl Fn() -> Scan) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut scan = fresh();
+    let mut next = 0usize;
+    for _ in 0..iters {
+        if next == pods.len() {
+            scan = fresh();
+            next = 0;
+        }
+        let pod = &pods[next];
+        next += 1;
+        let start = Instant::now();
+        let chosen = scan.schedule(pod);
+        total += start.elapsed();
+        assert!(chosen.is_some(), "reference pod fits");
+    }
+    total
+}
+
+/// Seconds per pod of `f(iters)`: the best of three passes of about `budget` each, after one
+/// warm-up pass (the best, not the mean, to keep the other helpers' load on the machine out).
+fn seconds_per_pod(budget: Duration, mut f: impl FnMut(u64) -> Duration) -> f64 {
+    let probe = f(50).as_secs_f64().max(1e-9) / 50.0;
+    let iters = ((budget.as_secs_f64() / probe) as u64).clamp(50, 200_000);
+    let _ = f(iters);
+    (0..3)
+        .map(|_| f(iters).as_secs_f64() / iters as f64)
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The ratios the compact-model issue sets targets on, measured in one pass and printed.
+fn summary(_c: &mut Criterion) {
+    // `cargo test --benches` (`--test`), `--list`, or a filter naming other cases: skip it.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    if args.iter().any(|a| a == "--test" || a == "--list")
+        || (!filters.is_empty() && !filters.iter().any(|f| "summary".contains(f.as_str())))
+    {
+        return;
+    }
+    #[allow(clippy::expect_used)]
+    let fwk = Framework::from_policy(&sample_policy()).expect("sample policy builds");
+    let budget = Duration::from_millis(700);
+    let nodes = 5000usize;
+    let pods = perf_pods(nodes * 20);
+    let refs: Vec<RefPod> = pods.iter().map(|p| reference_pod(p)).collect();
+    let alloc = reference_allocatable(&perf_snapshot(nodes));
+    let cycle = seconds_per_pod(budget, |i| {
+        timed_cycles(i, &fwk, &pods, || perf_snapshot(nodes))
+    });
+    let aos = seconds_per_pod(budget, |i| timed_reference(i, &refs, || Scan::aos(&alloc)));
+    let soa = seconds_per_pod(budget, |i| timed_reference(i, &refs, || Scan::soa(&alloc)));
+    let openb = seconds_per_pod(budget, |i| {
+        timed_cycles(i, &fwk, &pods, || openb_snapshot(nodes))
+    });
+    let line = |what: &str, s: f64| {
+        println!(
+            "  {what:<44} {:>9.0} pods/s  {:>7.1} ns/node",
+            1.0 / s,
+            s * 1e9 / nodes as f64
+        );
+    };
+    println!("\nsummary (best of 3 passes of ~{budget:?}; 5,000 nodes, every node scored):");
+    line("sample policy cycle, template nodes", cycle);
+    line("sample policy cycle, openb nodes", openb);
+    line("reference scan, records, exact integers", aos);
+    line("reference scan, columns, reciprocals", soa);
+    println!(
+        "  cycle / reference: {:.2}x of the records scan, {:.2}x of the columns scan (pods/s; target >= 1.0x of the columns scan)",
+        aos / cycle,
+        soa / cycle
+    );
+    println!(
+        "  openb / template time per pod: {:.2}x (target <= 1.5x)",
+        openb / cycle
+    );
+    let mut prev: Option<(usize, f64)> = None;
+    println!("  cost per pod against nodes (template, 4 pods a node before each reset):");
+    for n in [500usize, 5000, 15_000] {
+        let pods = perf_pods(n * 4);
+        let s = seconds_per_pod(budget, |i| {
+            timed_cycles(i, &fwk, &pods, || perf_snapshot(n))
+        });
+        let slope = prev
+            .map(|(pn, ps)| {
+                format!(
+                    ", slope from {pn}: {:.1} ns/node",
+                    (s - ps) * 1e9 / (n - pn) as f64
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "    {n:>6} nodes: {:>8.1} us/pod, {:>5.1} ns/node{slope}",
+            s * 1e6,
+            s * 1e9 / n as f64
+        );
+        prev = Some((n, s));
+    }
 }
 
 fn bench_topology(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
@@ -83,6 +249,6 @@ fn timed_cycles(
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(8));
-    targets = bench_cycle
+    targets = bench_cycle, summary
 }
 criterion_main!(benches);

@@ -8,9 +8,13 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use scheduler::framework::{NodeInfo, PodInfo};
+use scheduler::model::{NodeInfo, PodInfo};
 use scheduler::policy::{self, ResolvedPolicy};
 use scheduler::snapshot::Snapshot;
+
+pub mod reference;
+
+use reference::RefPod;
 
 /// The product's sample policy, as shipped in `config/policy-config-file.json`.
 pub const SAMPLE_POLICY: &str = include_str!("../../config/policy-config-file.json");
@@ -222,4 +226,112 @@ pub fn topology_pods(n: usize) -> Vec<Arc<PodInfo>> {
     (0..n)
         .map(|i| Arc::new(PodInfo::from_pod(topology_pod(i, "mini-scheduler")).expect("valid pod")))
         .collect()
+}
+
+/// openb's GPU node list (`data/openb/openb_node_list_gpu_node.csv`, 1,213 nodes of 8 to 104
+/// cores, 32 to 768 GiB, 1 to 8 GPUs of 7 models).
+pub const OPENB_GPU_NODES: &str = include_str!("../../data/openb/openb_node_list_gpu_node.csv");
+
+/// The heterogeneous cluster: openb's GPU node list repeated to `nodes` nodes (copy `k` of row
+/// `r` is `openb-node-rrrr-k`), with openb's capacities and GPU model labels, and a
+/// `NoSchedule` taint `mini-scheduler.io/bench=heterogeneous` on the rows `r ≡ 0 (mod 4)` and a
+/// `PreferNoSchedule` one on the rows `r ≡ 1, 3 (mod 8)`, so capacities, labels and taints all
+/// differ from node to node. (The sample policy has no TaintToleration: the taints cost the
+/// snapshot, not the filter.)
+///
+/// # Panics
+/// If the bundled CSV does not parse (a bug caught by the bench smoke test).
+#[allow(clippy::expect_used)]
+pub fn openb_nodes(nodes: usize) -> Vec<core::Node> {
+    let mut cluster = scheduler::sim::Cluster::default();
+    scheduler::sim::openb::parse_nodes(
+        &mut cluster,
+        "openb_node_list_gpu_node.csv",
+        OPENB_GPU_NODES,
+    )
+    .expect("bundled openb node list parses");
+    let rows = cluster.nodes;
+    (0..nodes)
+        .map(|i| {
+            let (r, k) = (i % rows.len(), i / rows.len());
+            let mut n = rows[r].clone();
+            let name = format!("{}-{k}", n.metadata.name.clone().unwrap_or_default());
+            n.metadata
+                .labels
+                .get_or_insert_with(BTreeMap::new)
+                .insert("kubernetes.io/hostname".to_string(), name.clone());
+            n.metadata.name = Some(name);
+            let effect = match r % 8 {
+                0 | 4 => Some("NoSchedule"),
+                1 | 3 => Some("PreferNoSchedule"),
+                _ => None,
+            };
+            if let (Some(effect), Some(spec)) = (effect, n.spec.as_mut()) {
+                spec.taints = Some(vec![core::Taint {
+                    key: "mini-scheduler.io/bench".into(),
+                    value: Some("heterogeneous".into()),
+                    effect: effect.into(),
+                    time_added: None,
+                }]);
+            }
+            n
+        })
+        .collect()
+}
+
+/// A snapshot of [`openb_nodes`]`(nodes)`.
+///
+/// # Panics
+/// Never for the bundled node list.
+#[allow(clippy::expect_used)]
+pub fn openb_snapshot(nodes: usize) -> Snapshot {
+    let mut s = Snapshot::new();
+    for n in openb_nodes(nodes) {
+        s.add_node(NodeInfo::from_node(n).expect("valid node"))
+            .expect("unique node");
+    }
+    s
+}
+
+/// `(allocatable cpu millicores, memory bytes, pods)` of every node of `s`, in snapshot order,
+/// for the [`reference`] scans.
+pub fn reference_allocatable(s: &Snapshot) -> Vec<(i64, i64, i64)> {
+    s.nodes()
+        .iter()
+        .map(|n| {
+            (
+                n.allocatable.milli_cpu,
+                n.allocatable.memory,
+                n.allocatable.allowed_pod_number,
+            )
+        })
+        .collect()
+}
+
+/// `pod`'s requests as the [`reference`] scans read them.
+pub fn reference_pod(pod: &PodInfo) -> RefPod {
+    RefPod {
+        milli_cpu: pod.requests.milli_cpu,
+        memory: pod.requests.memory,
+        non_zero_milli_cpu: pod.non_zero_milli_cpu,
+        non_zero_memory: pod.non_zero_memory,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The heterogeneous cluster repeats openb's rows under unique names, with varied shapes and
+    /// taints.
+    #[test]
+    fn openb_nodes_scale_to_unique_varied_nodes() {
+        let s = openb_snapshot(2500);
+        assert_eq!(s.len(), 2500);
+        let shapes: std::collections::BTreeSet<_> = reference_allocatable(&s).into_iter().collect();
+        assert!(shapes.len() > 5, "{} node shapes", shapes.len());
+        assert!(s.nodes().iter().any(|n| n.has_filter_taints));
+        assert!(s.nodes_with_prefer_no_schedule_taints() > 0);
+        assert!(s.node("openb-node-0000-2").is_some());
+    }
 }

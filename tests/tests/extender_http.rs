@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use scheduler::extender::{Extender, ExtenderBindingArgs, HttpExtender};
-use scheduler::framework::{NodeInfo, PodInfo};
+use scheduler::model::{NodeInfo, PodInfo};
 use scheduler::policy::{LegacyExtender, ResolvedPolicy};
 use scheduler::sim::{self, Cluster, PodOutcome, PodStatus, SimulationConfig};
 use serde_json::{Value, json};

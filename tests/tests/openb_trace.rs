@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use scheduler::framework::GPU_MILLI_PER_DEVICE;
+use scheduler::model::GPU_MILLI_PER_DEVICE;
 use scheduler::policy;
 use scheduler::sim::{self, Cluster, PodStatus, SimulationConfig};
 

@@ -189,7 +189,7 @@ async fn prebind_times_out_without_a_pv_controller() {
         ..Default::default()
     });
     let job = |pv: PersistentVolume| VolumeBindJob {
-        pod: Arc::new(scheduler::framework::PodInfo::from_pod(pod.clone()).unwrap()),
+        pod: Arc::new(scheduler::model::PodInfo::from_pod(pod.clone()).unwrap()),
         assumed: AssumedPodVolumes {
             node: "n1".into(),
             all_bound: false,
@@ -270,7 +270,7 @@ async fn prebind_reports_missing_objects_in_upstream_words() {
             ..Default::default()
         });
         VolumeBindJob {
-            pod: Arc::new(scheduler::framework::PodInfo::from_pod(pod).unwrap()),
+            pod: Arc::new(scheduler::model::PodInfo::from_pod(pod).unwrap()),
             assumed: AssumedPodVolumes {
                 node: "n1".into(),
                 all_bound: false,

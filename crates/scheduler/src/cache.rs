@@ -78,7 +78,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
 use crate::framework::Reservation;
-use crate::framework::{NodeInfo, PodInfo};
+use crate::model::{NodeInfo, PodInfo};
 use crate::schedule_one::ScheduleResult;
 use crate::snapshot::Snapshot;
 

@@ -114,7 +114,7 @@ fn check(cache: &Cache, model: &BTreeMap<String, Live>) -> Result<(), TestCaseEr
     Ok(())
 }
 
-const GPU_MILLI: u32 = crate::framework::types::GPU_MILLI_PER_DEVICE;
+const GPU_MILLI: u32 = crate::model::GPU_MILLI_PER_DEVICE;
 
 fn run(steps: &[(u8, u32, u32)], gpus: &[u32]) -> Result<(), TestCaseError> {
     let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();

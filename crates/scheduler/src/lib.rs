@@ -16,7 +16,7 @@
 //! Semantics follow kube-scheduler v1.22, the last release that read a Policy file, with scores
 //! on the framework scale 0..=100.
 //!
-//! Each public item has one path, its module's (`scheduler::framework::PodInfo`,
+//! Each public item has one path, its module's (`scheduler::model::PodInfo`,
 //! `scheduler::profile::Profile`); the crate root re-exports nothing.
 
 pub mod cache;
@@ -27,6 +27,7 @@ pub mod escape;
 pub mod extender;
 pub mod framework;
 pub mod labels;
+pub mod model;
 pub mod nesting;
 pub mod policy;
 pub mod preemption;

@@ -47,7 +47,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::framework::PodInfo;
+use crate::model::PodInfo;
 
 /// `DefaultPodInitialBackoffDuration` (v1.22): backoff after the first failed attempt.
 pub const DEFAULT_POD_INITIAL_BACKOFF: Duration = Duration::from_secs(1);

@@ -15,10 +15,11 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
 use crate::framework::plugins::gpu_frag::TypicalPods;
-use crate::framework::types::{
+use crate::labels::{LabelSelector, Labels};
+use crate::model::{AffinityTerm, Selector};
+use crate::model::{
     GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo, RESOURCE_GPU, RESOURCE_GPU_MILLI, TaintEffect,
 };
-use crate::labels::{LabelSelector, Labels};
 use crate::volume::VolumeIndex;
 
 /// A Service's selector, as spreading uses it.
@@ -679,6 +680,25 @@ impl Snapshot {
     /// treats an unknown namespace as having no labels).
     pub fn namespace_labels(&self, name: &str) -> Option<&Labels> {
         self.namespaces.get(name)
+    }
+
+    /// `term` for an *incoming* pod with its namespace selector resolved against the
+    /// snapshot's Namespaces (`mergeAffinityTermNamespacesIfNotEmpty`): a non-empty selector adds
+    /// the names of the matching Namespaces to `namespaces` and becomes
+    /// [`Selector::Nothing`]; a nil or empty (`{}`, every namespace) selector is kept.
+    pub fn merged_term(&self, term: &AffinityTerm) -> AffinityTerm {
+        let mut t = term.clone();
+        if let Selector::Match(sel) = &term.namespace_selector
+            && !sel.is_empty()
+        {
+            for name in self.namespaces_matching(sel) {
+                if !t.namespaces.iter().any(|n| n == name) {
+                    t.namespaces.push(name.to_string());
+                }
+            }
+            t.namespace_selector = Selector::Nothing;
+        }
+        t
     }
 
     /// Names of the Namespaces whose labels match `selector` (the namespace lister's `List`).

@@ -14,8 +14,8 @@ use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
 use crate::extender::{Extender, ExtenderBindingArgs};
-use crate::framework::ANNOTATION_GPU_INDEXES;
-use crate::framework::PodInfo;
+use crate::model::ANNOTATION_GPU_INDEXES;
+use crate::model::PodInfo;
 
 /// Binding annotation: the identity of the replica that bound the pod.
 pub const ANNOTATION_SCHEDULED_BY: &str = "mini-scheduler.io/scheduled-by";

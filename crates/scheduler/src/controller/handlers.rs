@@ -45,7 +45,7 @@ use super::binder::Attempt;
 use super::mirror::Mirrored;
 use super::watch::{Kind, Tracked, WatchMsg, key_of, split_key};
 use crate::cache::Cache;
-use crate::framework::PodInfo;
+use crate::model::PodInfo;
 use crate::queue::{ClusterEvent, PriorityQueue, QueuedPodInfo};
 
 /// A pending pod whose spec could not be read.
@@ -146,7 +146,7 @@ impl EventHandlers {
                 match ev {
                     WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
                         let name = n.name_any();
-                        match crate::framework::NodeInfo::from_node(n) {
+                        match crate::model::NodeInfo::from_node(n) {
                             Ok(ni) => {
                                 let old = self.cache.snapshot().node(&name);
                                 let existed = old.is_some();

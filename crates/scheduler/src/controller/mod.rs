@@ -84,7 +84,7 @@ use self::handlers::EventHandlers;
 use self::report::{REASON_UNSCHEDULABLE, Reporter, record_scheduled};
 use self::watch::Msg;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
-use crate::framework::PodInfo;
+use crate::model::PodInfo;
 use crate::profile::{PROFILE_NAME, Profile, SchedulerProfile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};

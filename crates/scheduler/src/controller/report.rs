@@ -15,7 +15,7 @@ use tracing::debug;
 
 use super::events;
 use super::ratelimit::RateLimiter;
-use crate::framework::PodInfo;
+use crate::model::PodInfo;
 
 /// `PodScheduled` condition reason after a failed binding (`SchedulerError`, v1.22
 /// `scheduler.go`).

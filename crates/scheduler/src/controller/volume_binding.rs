@@ -35,8 +35,8 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 
 use super::ratelimit::RateLimiter;
-use crate::framework::PodInfo;
 use crate::labels::Labels;
+use crate::model::PodInfo;
 use crate::volume::AssumedPodVolumes;
 use crate::volume::binder::{BindCheck, NodeRef, check_provisioned_claim, check_static_binding};
 use crate::volume::csi::MigrationGates;

@@ -7,7 +7,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Extender, ExtenderBindingArgs, ExtenderError, ExtenderFilterResult, HostPriority};
-use crate::framework::{Code, NodeInfo, PodInfo, Status};
+use crate::framework::{Code, Status};
+use crate::model::{NodeInfo, PodInfo};
 
 /// `FitPredicate`.
 pub(crate) type FitPredicate = Box<dyn Fn(&PodInfo, &NodeInfo) -> Status + Send + Sync>;

@@ -33,7 +33,7 @@ use super::{
     DEFAULT_EXTENDER_TIMEOUT, Extender, ExtenderBindingArgs, ExtenderConfigError, ExtenderError,
     ExtenderFilterResult, FailedNodesMap, HostPriority, wire,
 };
-use crate::framework::{NodeInfo, PodInfo};
+use crate::model::{NodeInfo, PodInfo};
 use crate::policy::LegacyExtender;
 
 /// An HTTP extender (`HTTPExtender`).

@@ -36,7 +36,8 @@ use std::time::Duration;
 
 use tracing::{debug, info};
 
-use crate::framework::{Code, NodeInfo, PodInfo, Status};
+use crate::framework::{Code, Status};
+use crate::model::{NodeInfo, PodInfo};
 use crate::policy::LegacyExtender;
 use crate::snapshot::Snapshot;
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{ExtenderBindingArgs, FailedNodesMap, HostPriority};
-use crate::framework::NodeInfo;
+use crate::model::NodeInfo;
 
 #[derive(Serialize)]
 struct EmptyListMeta {}

@@ -8,32 +8,18 @@
 
 pub mod plugins;
 mod runtime;
-mod topology_terms;
-// The pod and node model, re-exported below; `pub(crate)` only so that the snapshot, which
-// the framework's traits take, can name the model without going through them.
-pub(crate) mod types;
 
 use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::model::{GPU_MILLI_PER_DEVICE, GpuRequest};
+use crate::model::{NodeInfo, PodInfo};
+use crate::snapshot::Snapshot;
 pub use runtime::{
     Framework, FrameworkError, NoNominatedPods, NominatedPods, ScoreBreakdown, WeightedScore,
     new_filter, new_score,
 };
-pub use topology_terms::{
-    AffinityTerm, PodAffinityTerms, Selector, SpreadConstraint, WeightedAffinityTerm,
-    WhenUnsatisfiable, compile_label_selector, parse_pod_affinity, parse_spread_constraints,
-};
-pub use types::{
-    ANNOTATION_GPU_INDEXES, ANNOTATION_PREFER_AVOID_PODS, DEFAULT_MEMORY_REQUEST,
-    DEFAULT_MILLI_CPU_REQUEST, DiskVolume, GPU_MILLI_PER_DEVICE, GpuRequest, HostPort,
-    LABEL_GPU_MODEL, NodeError, NodeInfo, PodError, PodFieldError, PodInfo, RESOURCE_GPU,
-    RESOURCE_GPU_MILLI, Resource, Taint, TaintEffect, Toleration, TolerationOperator,
-    is_extended_resource_name, is_scalar_resource_name, parse_prefer_avoid_pods, zone_key,
-};
-
-use crate::snapshot::Snapshot;
 
 /// Highest score a Score plugin may return after NormalizeScore (`framework.MaxNodeScore`).
 pub const MAX_NODE_SCORE: i64 = 100;

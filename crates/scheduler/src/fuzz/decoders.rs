@@ -287,7 +287,7 @@ fn quantities() {
                      "overhead": {"cpu": text}}
         }));
         if let Ok(pod) = pod {
-            let _ = crate::framework::PodInfo::from_pod(pod);
+            let _ = crate::model::PodInfo::from_pod(pod);
         }
         Ok(())
     });

@@ -36,7 +36,8 @@ use rand::rngs::StdRng;
 pub use nominator::{Nominator, nominated_node_name};
 pub use pdb::{Pdb, filter_pods_with_pdb_violation};
 
-use crate::framework::{Code, Framework, NominatedPods, PodInfo, Status};
+use crate::framework::{Code, Framework, NominatedPods, Status};
+use crate::model::PodInfo;
 use crate::schedule_one::{FitError, NodeStatuses};
 use crate::snapshot::Snapshot;
 

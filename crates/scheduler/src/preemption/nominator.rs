@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::framework::{NominatedPods, PodInfo};
+use crate::framework::NominatedPods;
+use crate::model::PodInfo;
 
 /// `status.nominatedNodeName` of a pod, or `""`.
 pub fn nominated_node_name(pod: &PodInfo) -> &str {

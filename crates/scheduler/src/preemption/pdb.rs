@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::policy::v1 as policy;
 
-use crate::framework::{PodInfo, Selector, compile_label_selector};
+use crate::model::{PodInfo, Selector, compile_label_selector};
 
 /// One PodDisruptionBudget, compiled for [`filter_pods_with_pdb_violation`].
 #[derive(Debug, Clone)]

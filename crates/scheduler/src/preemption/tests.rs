@@ -16,7 +16,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::*;
 use crate::framework::plugins::testutil::{NodeB, PodB, node, pod};
-use crate::framework::{CycleState, FilterPlugin, NodeInfo, new_filter};
+use crate::framework::{CycleState, FilterPlugin, new_filter};
+use crate::model::NodeInfo;
 use crate::policy::PluginArgs;
 
 const NEG: i32 = -100;

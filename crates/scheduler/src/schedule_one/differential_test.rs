@@ -23,8 +23,9 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::*;
+use crate::framework::ScoreMode;
 use crate::framework::plugins::testutil::{NodeB, PodB, node, pod, snapshot, term};
-use crate::framework::{RESOURCE_GPU, RESOURCE_GPU_MILLI, ScoreMode};
+use crate::model::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
 /// Seeds run by `cargo test`; `DIFFERENTIAL_SEEDS=N` runs more.
 const DEFAULT_SEEDS: u64 = 120;

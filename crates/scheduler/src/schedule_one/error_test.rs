@@ -9,7 +9,8 @@ use crate::framework::plugins::testutil::{node, pod, snapshot};
 use crate::framework::plugins::{
     node_ports, node_ports::NodePorts, node_resources_fit::NodeResourcesFit,
 };
-use crate::framework::{Code, Framework, PodInfo};
+use crate::framework::{Code, Framework};
+use crate::model::PodInfo;
 use crate::schedule_one::Algorithm;
 use crate::snapshot::Snapshot;
 

@@ -12,7 +12,8 @@ use crate::extender::fake::{
 };
 use crate::framework::WeightedScore;
 use crate::framework::plugins::testutil::{node, pod, snapshot as snap_of};
-use crate::framework::{NodeInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{ScoreMode, ScorePlugin, Status};
+use crate::model::NodeInfo;
 
 /// Upstream `node2PrioritizerPlugin` (`pkg/scheduler/testing/fake_extender.go`): 100 for
 /// `node2`, 10 for the others.

@@ -14,9 +14,8 @@ use std::sync::Arc;
 
 use super::error::{FitError, NodeStatuses, ScheduleError};
 use crate::extender::{self, Extender};
-use crate::framework::{
-    Code, CycleState, FastCheck, Framework, NodeInfo, NominatedPods, PodInfo, Status,
-};
+use crate::framework::{Code, CycleState, FastCheck, Framework, NominatedPods, Status};
+use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
 /// Below this many nodes every node is searched (`minFeasibleNodesToFind`).

@@ -39,8 +39,9 @@ pub use find_feasible::{
 
 use crate::extender::Extender;
 use crate::framework::{
-    Code, CycleState, Framework, NoNominatedPods, NominatedPods, PodInfo, ScoreBreakdown,
+    Code, CycleState, Framework, NoNominatedPods, NominatedPods, ScoreBreakdown,
 };
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 use find_feasible::{Filters, Search};
 use prioritize::Scoring;

@@ -14,9 +14,10 @@ use std::sync::Arc;
 use super::error::ScheduleError;
 use crate::extender::{self, Extender, MAX_EXTENDER_PRIORITY};
 use crate::framework::{
-    CycleState, Framework, HotScorer, MAX_NODE_SCORE, MIN_NODE_SCORE, NodeInfo, PodInfo,
-    ScoreBreakdown, ScoreMode, Status,
+    CycleState, Framework, HotScorer, MAX_NODE_SCORE, MIN_NODE_SCORE, ScoreBreakdown, ScoreMode,
+    Status,
 };
+use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
 /// Scoring buffers kept across cycles, with the last call's totals and timings.

@@ -4,8 +4,9 @@
 
 use super::testutil::{ByName, codes, framework_of};
 use super::*;
+use crate::framework::Status;
 use crate::framework::plugins::testutil::{node, pod, snapshot};
-use crate::framework::{NodeInfo, Status};
+use crate::model::NodeInfo;
 
 /// Absurd quantities saturate instead of wrapping: the pod fits nowhere, no panic.
 #[test]

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use super::CycleTimings;
-use crate::framework::{Code, CycleState, Framework, NodeInfo, PodInfo, Status};
+use crate::framework::{Code, CycleState, Framework, Status};
+use crate::model::{NodeInfo, PodInfo};
 
 /// Filters that fail by node name, for the Error-status tests below.
 pub(super) struct ByName {

@@ -124,7 +124,7 @@ fn field_path(path: &serde_path_to_error::Path) -> FieldPath {
     out
 }
 
-/// A field as [`crate::framework::NodeError`] names it (`status.allocatable[cpu]`).
+/// A field as [`crate::model::NodeError`] names it (`status.allocatable[cpu]`).
 fn quantity_field_path(field: &str) -> FieldPath {
     match field.strip_suffix(']').and_then(|f| f.split_once('[')) {
         Some((list, name)) => FieldPath::parse(list).key(name),
@@ -228,7 +228,7 @@ fn add_object(
         "Node" => {
             let node: core::Node = decode(input, origin, &kind, &value)?;
             // Quantities are checked here, where the file and line are known.
-            if let Err(e) = crate::framework::NodeInfo::from_node(node.clone()) {
+            if let Err(e) = crate::model::NodeInfo::from_node(node.clone()) {
                 let path = quantity_field_path(&e.field);
                 let message = e.source.to_string();
                 return Err(input.error(origin, &kind, &value, path, message).into());

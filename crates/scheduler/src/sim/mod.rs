@@ -41,7 +41,7 @@ use rand::rngs::StdRng;
 use thiserror::Error;
 
 use crate::cache::Cache;
-use crate::framework::{NodeInfo, PodInfo};
+use crate::model::{NodeInfo, PodInfo};
 use crate::policy::ResolvedPolicy;
 use crate::profile::{Profile, ProfileError, SchedulerProfile};
 use crate::schedule_one::{Algorithm, ScheduleError};
@@ -958,7 +958,7 @@ fn with_nominated_node_name(mut pod: PodInfo, node: Option<&str>) -> PodInfo {
 fn pdb_covers(pdb: &crate::preemption::Pdb, pod: &PodInfo) -> bool {
     pdb.namespace == pod.namespace
         && !pod.labels.is_empty()
-        && matches!(&pdb.selector, Some(crate::framework::Selector::Match(ls))
+        && matches!(&pdb.selector, Some(crate::model::Selector::Match(ls))
             if !ls.requirements.is_empty() && ls.matches(&pod.labels))
 }
 

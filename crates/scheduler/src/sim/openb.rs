@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{Cluster, SimError};
-use crate::framework::{LABEL_GPU_MODEL, RESOURCE_GPU, RESOURCE_GPU_MILLI};
+use crate::model::{LABEL_GPU_MODEL, RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
 /// Pod capacity given to imported nodes (the kubelet's default `maxPods`).
 pub const OPENB_NODE_MAX_PODS: i64 = 110;

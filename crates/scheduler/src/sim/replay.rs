@@ -28,7 +28,7 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 use crate::framework::plugins::gpu_frag::{FragMemo, FragModel, NodeGpuState, TypicalPods};
-use crate::framework::types::PodInfo;
+use crate::model::PodInfo;
 use crate::schedule_one::TieBreak;
 use crate::snapshot::Snapshot;
 
@@ -248,7 +248,7 @@ pub struct ReplaySummary {
 }
 
 /// Milli-GPU allocated on a node's devices.
-fn allocated_milli(n: &crate::framework::types::NodeInfo) -> u64 {
+fn allocated_milli(n: &crate::model::NodeInfo) -> u64 {
     n.gpu_used.iter().map(|&u| u64::from(u.min(1000))).sum()
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::replay;
-use crate::framework::GPU_MILLI_PER_DEVICE;
+use crate::model::GPU_MILLI_PER_DEVICE;
 use crate::snapshot::Snapshot;
 
 /// Outcome of one pod.

@@ -35,8 +35,8 @@ use super::helpers::{
     resource_version,
 };
 use super::index::{AssumedPodVolumes, BindingInfo, PodVolumes, VolumeIndex};
-use crate::framework::PodInfo;
 use crate::labels::Labels;
+use crate::model::PodInfo;
 
 /// `ErrReasonBindConflict`.
 pub const ERR_REASON_BIND_CONFLICT: &str =

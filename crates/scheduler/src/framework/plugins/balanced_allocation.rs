@@ -6,8 +6,9 @@
 //! it with a standard-deviation formula that this plugin does not use.
 
 use super::cpu_mem_alloc_req;
-use crate::framework::NodeInfo;
-use crate::framework::{CycleState, HotScorer, MAX_NODE_SCORE, PodInfo, ScorePlugin, Status};
+use crate::framework::{CycleState, HotScorer, MAX_NODE_SCORE, ScorePlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

@@ -5,8 +5,9 @@
 //! summed over the node's devices, in milli-GPU. Memory is not scored. Devices: the default
 //! best fit ([`NodeInfo::pick_gpus`]).
 
-use crate::framework::types::{GPU_MILLI_PER_DEVICE, NodeInfo};
-use crate::framework::{CycleState, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, ScoreMode, ScorePlugin, Status};
+use crate::model::PodInfo;
+use crate::model::{GPU_MILLI_PER_DEVICE, NodeInfo};
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -109,7 +110,7 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{node, pod};
-    use crate::framework::types::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
+    use crate::model::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
     /// Worked example: largest node 128 cores / 8 GPUs. A 4-core, 1-GPU pod on a 64-core,
     /// 2-GPU node with 16 cores and half a GPU used leaves 44 cores and 0.5 GPU:

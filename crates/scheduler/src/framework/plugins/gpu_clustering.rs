@@ -19,8 +19,9 @@
 //! first (clustering, then packing) gives 8.9–9.4 %. See the README's GPU section.
 
 use super::gpu_best_fit::{gpu_capacity, gpu_pods_only, pod_gpu_milli};
-use crate::framework::types::NodeInfo;
-use crate::framework::{CycleState, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, ScoreMode, ScorePlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -80,7 +81,7 @@ impl ScorePlugin for GpuClustering {
 mod tests {
     use super::*;
     use crate::framework::plugins::testutil::{node, pod};
-    use crate::framework::types::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
+    use crate::model::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
     /// Worked examples on 4-GPU nodes for a 500-milli pod (class (1, 500)).
     #[test]

@@ -8,8 +8,9 @@
 //! the default best fit.
 
 use super::gpu_best_fit::{LargestNode, gpu_free, pod_gpu_milli};
-use crate::framework::types::NodeInfo;
-use crate::framework::{CycleState, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, ScoreMode, ScorePlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -81,7 +82,7 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{node, pod};
-    use crate::framework::types::RESOURCE_GPU;
+    use crate::model::RESOURCE_GPU;
 
     /// Worked example, largest node 128 cores / 8 GPUs, a 16-core 2-GPU pod:
     /// * empty 128-core 8-GPU node: 1·0.125 + 1·0.25 = 0.375;

@@ -17,8 +17,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::gpu_frag::{FragMemo, FragModel, NodeGpuState, TypicalPods};
-use crate::framework::types::{GPU_MILLI_PER_DEVICE, LABEL_GPU_MODEL, NodeInfo};
-use crate::framework::{CycleState, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, ScoreMode, ScorePlugin, Status};
+use crate::model::PodInfo;
+use crate::model::{GPU_MILLI_PER_DEVICE, LABEL_GPU_MODEL, NodeInfo};
 use crate::snapshot::Snapshot;
 
 /// Plugin name of the paper's FGD.
@@ -349,7 +350,7 @@ mod tests {
     use super::*;
     use crate::framework::plugins::gpu_frag::PodShape;
     use crate::framework::plugins::testutil::{node, pod};
-    use crate::framework::types::{LABEL_GPU_MODEL, RESOURCE_GPU, RESOURCE_GPU_MILLI};
+    use crate::model::{LABEL_GPU_MODEL, RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
     /// The fine variant scores the decrease in micro-GPU and spreads the feasible nodes'
     /// range over 0..=100: decreases of −300, −100 and +100 milli-GPU give 0, 50 and 100 (the

@@ -26,8 +26,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::framework::types::{GPU_MILLI_PER_DEVICE, LABEL_GPU_MODEL, NodeInfo, PodInfo};
 use crate::labels::Operator;
+use crate::model::{GPU_MILLI_PER_DEVICE, LABEL_GPU_MODEL, NodeInfo, PodInfo};
 
 /// Share of the pods the typical pod shapes cover (the paper's 95 %).
 pub const TYPICAL_POD_COVERAGE: f64 = 0.95;
@@ -363,7 +363,7 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{pod, term};
-    use crate::framework::types::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
+    use crate::model::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
     fn shape(cpu: i64, count: u32, milli: u32) -> PodShape {
         PodShape {

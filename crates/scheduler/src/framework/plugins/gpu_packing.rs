@@ -11,8 +11,9 @@
 //! room, which is the one tier 1 scores.
 
 use super::gpu_best_fit::{gpu_capacity, gpu_pods_only, pod_gpu_milli};
-use crate::framework::types::{GPU_MILLI_PER_DEVICE, NodeInfo};
-use crate::framework::{CycleState, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, ScoreMode, ScorePlugin, Status};
+use crate::model::PodInfo;
+use crate::model::{GPU_MILLI_PER_DEVICE, NodeInfo};
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -72,7 +73,7 @@ impl ScorePlugin for GpuPacking {
 mod tests {
     use super::*;
     use crate::framework::plugins::testutil::{node, pod};
-    use crate::framework::types::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
+    use crate::model::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
     /// Worked examples on 4-GPU nodes.
     #[test]

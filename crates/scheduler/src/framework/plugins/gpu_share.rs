@@ -5,7 +5,7 @@
 //! a share of one GPU (`alibabacloud.com/gpu-milli: M`, M < 1000 milli-GPU, which must fit on a
 //! *single* device). Nodes expose their devices through allocatable `nvidia.com/gpu` (the
 //! device count). The chosen devices are recorded in the pod annotation
-//! `mini-scheduler.io/gpu-indexes` (see [`crate::framework::ANNOTATION_GPU_INDEXES`]).
+//! `mini-scheduler.io/gpu-indexes` (see [`crate::model::ANNOTATION_GPU_INDEXES`]).
 //!
 //! A node that does not count its devices (no allocatable `nvidia.com/gpu`, e.g. a node that
 //! only advertises `alibabacloud.com/gpu-milli`) has no per-device accounting: this filter
@@ -13,8 +13,9 @@
 //! ordinary extended resource it is, as kube-scheduler v1.22 does. Whole-GPU pods still need
 //! free devices.
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -44,17 +45,17 @@ impl FilterPlugin for GpuShare {
     fn fast_check(&self, pod: &PodInfo) -> Option<FastCheck> {
         // A share spread over several devices needs the per-device check.
         let g = pod.gpu;
-        (g.count <= 1 || g.milli >= crate::framework::GPU_MILLI_PER_DEVICE).then_some(FastCheck {
+        (g.count <= 1 || g.milli >= crate::model::GPU_MILLI_PER_DEVICE).then_some(FastCheck {
             gpu_devices: (g.count > 0).then_some(g),
             ..FastCheck::default()
         })
     }
 
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        let share = pod.gpu.milli < crate::framework::GPU_MILLI_PER_DEVICE;
+        let share = pod.gpu.milli < crate::model::GPU_MILLI_PER_DEVICE;
         if node.fits_gpus(pod.gpu) || (share && node.gpu_used.is_empty()) {
             Status::success()
-        } else if pod.gpu.milli >= crate::framework::GPU_MILLI_PER_DEVICE {
+        } else if pod.gpu.milli >= crate::model::GPU_MILLI_PER_DEVICE {
             Status::new(Code::Unschedulable, ERR_REASON_WHOLE)
         } else {
             Status::new(Code::Unschedulable, ERR_REASON_SHARE)
@@ -66,7 +67,7 @@ impl FilterPlugin for GpuShare {
 mod tests {
     use super::*;
     use crate::framework::plugins::testutil::{node, outcome, pod};
-    use crate::framework::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
+    use crate::model::{RESOURCE_GPU, RESOURCE_GPU_MILLI};
 
     fn filter(pod: &PodInfo, node: &NodeInfo) -> (Code, Vec<String>) {
         outcome(&GpuShare.filter(&CycleState::default(), pod, node))

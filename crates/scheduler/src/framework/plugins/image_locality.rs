@@ -19,8 +19,9 @@
 //! between that of the images every node has and that of all the images any node has, and
 //! `calculatePriority` is monotonic, so equal scores at both ends mean equal scores everywhere.
 
-use crate::framework::NodeInfo;
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

@@ -37,8 +37,9 @@ pub(crate) mod testutil;
 #[cfg(test)]
 pub(crate) mod testutil_topology;
 
-use crate::framework::NodeInfo;
-use crate::framework::{PodInfo, Status};
+use crate::framework::Status;
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// `numerator * 100 / capacity` in integer arithmetic (truncating), for

@@ -4,8 +4,9 @@
 //! Follows `pkg/scheduler/framework/plugins/noderesources/most_allocated.go` (v1.22).
 
 use super::{average_over_allocatable, cpu_mem_alloc_req};
-use crate::framework::NodeInfo;
-use crate::framework::{CycleState, HotScorer, PodInfo, ScorePlugin, Status};
+use crate::framework::{CycleState, HotScorer, ScorePlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

@@ -11,10 +11,11 @@
 
 use k8s_openapi::api::core::v1 as core;
 
-use crate::framework::NodeInfo;
 use crate::framework::plugins::helper::default_normalize_score;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, ScoreMode, ScorePlugin, Status};
 use crate::labels::NodeSelectorTerm;
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

@@ -7,10 +7,11 @@
 //! (v1.21/v1.22 copy, index id 72569300: a Filter or Score with no configured labels passes /
 //! scores 0). Arguments: [`NodeLabelArgs`].
 
-use crate::framework::NodeInfo;
 use crate::framework::{
-    Code, CycleState, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status,
+    Code, CycleState, FilterPlugin, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status,
 };
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::policy::NodeLabelArgs;
 use crate::snapshot::Snapshot;
 

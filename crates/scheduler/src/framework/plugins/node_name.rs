@@ -1,8 +1,9 @@
 //! `NodeName` (legacy predicate `HostName`): a pod that names a node in `spec.nodeName` fits only
 //! that node. Follows `pkg/scheduler/framework/plugins/nodename` (v1.22).
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

@@ -3,8 +3,9 @@
 //! either is `0.0.0.0`. Follows `pkg/scheduler/framework/plugins/nodeports` (v1.22) and
 //! `HostPortInfo.CheckConflict`.
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

@@ -9,8 +9,9 @@
 //! `v1helper.GetAvoidPodsFromNodeAnnotations`. The annotation is parsed once per node
 //! ([`NodeInfo::prefer_avoid_pods`]), not per pod and node.
 
-use crate::framework::NodeInfo;
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -118,7 +119,7 @@ mod tests {
 
     use super::*;
     use crate::framework::plugins::testutil::{NodeB, PodB, node, pod};
-    use crate::framework::{ANNOTATION_PREFER_AVOID_PODS, parse_prefer_avoid_pods};
+    use crate::model::{ANNOTATION_PREFER_AVOID_PODS, parse_prefer_avoid_pods};
 
     const ANNOTATIONS1: &str = r#"
 							{

@@ -5,8 +5,9 @@
 
 use std::borrow::Cow;
 
-use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
-use crate::framework::{NodeInfo, RESOURCE_GPU, RESOURCE_GPU_MILLI, is_extended_resource_name};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, Status};
+use crate::model::PodInfo;
+use crate::model::{NodeInfo, RESOURCE_GPU, RESOURCE_GPU_MILLI, is_extended_resource_name};
 use crate::snapshot::NodeHot;
 
 /// Plugin name.

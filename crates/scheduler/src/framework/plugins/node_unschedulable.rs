@@ -2,8 +2,9 @@
 //! `spec.unschedulable: true` accepts only pods tolerating `node.kubernetes.io/unschedulable`
 //! with effect `NoSchedule`. Follows `pkg/scheduler/framework/plugins/nodeunschedulable` (v1.22).
 
-use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
-use crate::framework::{NodeInfo, Taint, TaintEffect};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, Status};
+use crate::model::PodInfo;
+use crate::model::{NodeInfo, Taint, TaintEffect};
 use crate::snapshot::NodeHot;
 
 /// Plugin name.

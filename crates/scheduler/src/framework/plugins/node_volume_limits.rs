@@ -31,12 +31,14 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
+use crate::model::VolumeRef;
 use crate::snapshot::Snapshot;
+use crate::volume::VolumeIndex;
 use crate::volume::csi::{self, MigrationGates};
 use crate::volume::helpers::{claim_class, claim_volume_name, is_controlled_by};
-use crate::volume::{VolumeIndex, VolumeRef};
 
 use super::non_csi_limits::ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED;
 

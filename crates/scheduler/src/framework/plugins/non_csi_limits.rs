@@ -34,12 +34,14 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
+use crate::model::{InlineVolume, VolumeRef};
 use crate::snapshot::Snapshot;
+use crate::volume::VolumeIndex;
 use crate::volume::csi::{self, MigrationGates};
 use crate::volume::helpers::{claim_volume_name, is_controlled_by};
-use crate::volume::{InlineVolume, VolumeIndex, VolumeRef};
 
 /// `ErrReasonMaxVolumeCountExceeded`.
 pub const ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: &str = "node(s) exceed max volume count";

@@ -17,8 +17,9 @@
 //! resolver).
 
 use crate::framework::plugins::helper::{FunctionShapePoint, broken_linear};
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
-use crate::framework::{NodeInfo, is_scalar_resource_name};
+use crate::framework::{CycleState, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status};
+use crate::model::PodInfo;
+use crate::model::{NodeInfo, is_scalar_resource_name};
 use crate::policy::{MAX_CUSTOM_PRIORITY_SCORE, RequestedToCapacityRatioArgs};
 use crate::snapshot::Snapshot;
 

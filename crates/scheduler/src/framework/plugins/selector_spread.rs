@@ -9,9 +9,10 @@
 //! count is 0); when feasible nodes carry zone labels, blended with the zone score as
 //! `node * 1/3 + zone * 2/3`. Pods with `topologySpreadConstraints` are skipped (score 0).
 
-use crate::framework::NodeInfo;
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status};
 use crate::labels::LabelSelector;
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

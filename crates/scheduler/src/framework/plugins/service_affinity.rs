@@ -17,11 +17,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::framework::NodeInfo;
 use crate::framework::{
-    Code, CycleState, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status,
+    Code, CycleState, FilterPlugin, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status,
 };
 use crate::labels::LabelSelector;
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::policy::ServiceAffinityArgs;
 use crate::snapshot::Snapshot;
 

@@ -11,10 +11,10 @@
 
 use crate::framework::plugins::helper::default_normalize_score;
 use crate::framework::{
-    Code, CycleState, FastCheck, FilterPlugin, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin,
-    Status,
+    Code, CycleState, FastCheck, FilterPlugin, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status,
 };
-use crate::framework::{NodeInfo, TaintEffect, Toleration, TolerationOperator};
+use crate::model::PodInfo;
+use crate::model::{NodeInfo, TaintEffect, Toleration, TolerationOperator};
 use crate::snapshot::{NodeHot, Snapshot};
 
 /// Plugin name.

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use crate::framework::{Code, CycleState, FilterPlugin, ScorePlugin, Status};
-use crate::framework::{NodeInfo, PodInfo};
+use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
 fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {

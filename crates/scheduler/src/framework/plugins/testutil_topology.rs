@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::testutil::{NodeB, PodB, pod};
-use crate::framework::NodeInfo;
+use crate::model::NodeInfo;
 use crate::snapshot::Snapshot;
 
 /// `st.MakePod().Name(name)`: namespace `""` as upstream's builder leaves it.

@@ -32,8 +32,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as core;
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Reservation, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Reservation, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 use crate::volume::binder::{
     ERR_UNBOUND_IMMEDIATE_PVC, NodeRef, find_pod_volumes, get_pod_volumes, pod_has_pvcs,

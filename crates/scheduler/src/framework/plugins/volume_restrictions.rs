@@ -3,8 +3,9 @@
 //! mount it read-only (GCE PD, RBD, iSCSI). Follows
 //! `pkg/scheduler/framework/plugins/volumerestrictions` (v1.22, `isVolumeConflict`).
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

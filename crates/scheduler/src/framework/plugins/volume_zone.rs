@@ -22,8 +22,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 use crate::volume::helpers::{WAIT_FOR_FIRST_CONSUMER, claim_class, claim_volume_name};
 

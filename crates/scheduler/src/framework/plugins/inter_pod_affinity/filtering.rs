@@ -3,10 +3,11 @@
 use std::borrow::Cow;
 
 use super::{InterPodAffinity, NAME, TopologyCounts, add_count, count_of};
-use crate::framework::AffinityTerm;
-use crate::framework::NodeInfo;
 use crate::framework::plugins::retain_passing;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::AffinityTerm;
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 
 /// `ErrReasonAffinityNotMatch`: the first reason of every InterPodAffinity failure in v1.22.
@@ -88,12 +89,12 @@ impl InterPodAffinity {
         let required_affinity: Vec<AffinityTerm> = own
             .required_affinity
             .iter()
-            .map(|t| t.merged(snapshot))
+            .map(|t| snapshot.merged_term(t))
             .collect();
         let required_anti_affinity: Vec<AffinityTerm> = own
             .required_anti_affinity
             .iter()
-            .map(|t| t.merged(snapshot))
+            .map(|t| snapshot.merged_term(t))
             .collect();
 
         // getIncomingAffinityAntiAffinityCounts: existing pods matched by the incoming pod's

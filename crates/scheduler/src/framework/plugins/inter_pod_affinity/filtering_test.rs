@@ -6,7 +6,7 @@
 //! Not ported: `TestPreFilterStateAddRemovePod` and `TestPreFilterStateClone` (PreFilterExtensions
 //! for preemption, which this scheduler does not run). The two "fails PreFilter with an invalid
 //! label syntax" cases fail earlier here: [`PodInfo::from_pod`] rejects the pod with a
-//! [`crate::framework::PodError`] naming the field (upstream: PreFilter returns
+//! [`crate::model::PodError`] naming the field (upstream: PreFilter returns
 //! `UnschedulableAndUnresolvable` "parsing pod: ..."); the same value error text is checked.
 #![allow(clippy::unwrap_used)]
 

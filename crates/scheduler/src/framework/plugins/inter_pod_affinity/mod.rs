@@ -30,7 +30,7 @@ pub use filtering::{
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
 };
 
-use crate::framework::NodeInfo;
+use crate::model::NodeInfo;
 #[cfg(doc)]
 use crate::snapshot::Snapshot;
 

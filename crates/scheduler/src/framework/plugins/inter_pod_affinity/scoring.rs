@@ -1,11 +1,12 @@
 //! InterPodAffinity PreScore, Score and NormalizeScore (v1.22 `interpodaffinity/scoring.go`).
 
 use super::{InterPodAffinity, NAME, TopologyCounts, add_count};
-use crate::framework::NodeInfo;
 use crate::framework::plugins::score_feasible;
-use crate::framework::{AffinityTerm, WeightedAffinityTerm};
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
+use crate::framework::{CycleState, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status};
 use crate::labels::Labels;
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
+use crate::model::{AffinityTerm, WeightedAffinityTerm};
 use crate::snapshot::Snapshot;
 
 /// `preScoreStateKey` = `"PreScore" + Name`.
@@ -143,7 +144,7 @@ impl InterPodAffinity {
             .preferred_affinity
             .iter()
             .map(|t| WeightedAffinityTerm {
-                term: t.term.merged(snapshot),
+                term: snapshot.merged_term(&t.term),
                 weight: t.weight,
             })
             .collect();
@@ -152,7 +153,7 @@ impl InterPodAffinity {
             .preferred_anti_affinity
             .iter()
             .map(|t| WeightedAffinityTerm {
-                term: t.term.merged(snapshot),
+                term: snapshot.merged_term(&t.term),
                 weight: t.weight,
             })
             .collect();

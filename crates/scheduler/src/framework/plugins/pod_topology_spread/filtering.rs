@@ -1,10 +1,11 @@
 //! PodTopologySpread PreFilter and Filter (v1.22 `podtopologyspread/filtering.go`).
 
 use super::{NAME, PairCounts, PodTopologySpread, count_pods_match_selector, node_has_all_keys};
-use crate::framework::NodeInfo;
 use crate::framework::plugins::{node_affinity, retain_passing};
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
-use crate::framework::{SpreadConstraint, WhenUnsatisfiable};
+use crate::framework::{Code, CycleState, FilterPlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
+use crate::model::{SpreadConstraint, WhenUnsatisfiable};
 use crate::snapshot::Snapshot;
 
 /// `ErrReasonConstraintsNotMatch`.

@@ -16,7 +16,7 @@ use crate::framework::plugins::testutil::{NodeB, PodB, node, outcome, service, w
 use crate::framework::plugins::testutil_topology::{
     sel_exists, sel_labels, st_pod, topology_snapshot,
 };
-use crate::framework::{Selector, compile_label_selector};
+use crate::model::{Selector, compile_label_selector};
 
 fn zn(name: &str, zone: &str) -> NodeB {
     node(name).labels(&[("zone", zone), ("node", name)])

@@ -31,10 +31,10 @@ mod scoring;
 
 pub use filtering::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH};
 
-use crate::framework::NodeInfo;
-use crate::framework::PodInfo;
-use crate::framework::{Selector, SpreadConstraint, WhenUnsatisfiable};
 use crate::labels::Labels;
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
+use crate::model::{Selector, SpreadConstraint, WhenUnsatisfiable};
 use crate::snapshot::Snapshot;
 
 /// Plugin name.

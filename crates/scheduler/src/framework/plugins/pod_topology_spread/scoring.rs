@@ -6,11 +6,12 @@ use super::{
     LABEL_HOSTNAME, NAME, PairCounts, PodTopologySpread, count_pods_match_selector,
     node_has_all_keys,
 };
-use crate::framework::NodeInfo;
 use crate::framework::plugins::node_affinity;
 use crate::framework::plugins::score_feasible;
-use crate::framework::{CycleState, MAX_NODE_SCORE, PodInfo, ScoreMode, ScorePlugin, Status};
-use crate::framework::{SpreadConstraint, WhenUnsatisfiable};
+use crate::framework::{CycleState, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status};
+use crate::model::NodeInfo;
+use crate::model::PodInfo;
+use crate::model::{SpreadConstraint, WhenUnsatisfiable};
 use crate::snapshot::Snapshot;
 
 /// `preScoreStateKey` = `"PreScore" + Name`.

@@ -18,7 +18,7 @@ use crate::framework::plugins::testutil::{NodeB, PodB, node};
 use crate::framework::plugins::testutil_topology::{
     sel_exists, sel_labels, st_pod, topology_snapshot,
 };
-use crate::framework::{Selector, compile_label_selector};
+use crate::model::{Selector, compile_label_selector};
 
 fn rs(name: &str, selector: meta::LabelSelector) -> apps::ReplicaSet {
     apps::ReplicaSet {

@@ -1,10 +1,9 @@
-//! The volumes of a pod that the volume plugins look at, parsed once per pod.
-//!
-//! Upstream's plugins walk `pod.Spec.Volumes` on every call; here [`PodInfo::from_pod`]
-//! keeps the relevant entries in spec order so PreFilter can return Skip for a pod without any
+//! The volumes of a pod that the volume plugins look at, parsed once per pod in
+//! [`PodInfo::from_pod`](super::PodInfo::from_pod): the disks that can conflict on a node
+//! ([`DiskVolume`], `VolumeRestrictions`) and the claim-backed and inline attachable volumes
+//! ([`PodVolumeRefs`]). Upstream's plugins walk `pod.Spec.Volumes` on every call; here the
+//! relevant entries are kept in spec order so PreFilter can return Skip for a pod without any
 //! and Filter reads no raw spec.
-//!
-//! [`PodInfo::from_pod`]: crate::framework::PodInfo::from_pod
 
 use k8s_openapi::api::core::v1 as core;
 
@@ -163,5 +162,86 @@ mod tests {
         );
         assert!(r.has_claims());
         assert!(PodVolumeRefs::parse("p", &vols[..1]).is_empty());
+    }
+}
+
+/// A volume that can conflict with the same disk used by another pod on the node
+/// (`VolumeRestrictions`, `isVolumeConflict`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiskVolume {
+    /// GCE persistent disk by `pdName`.
+    GcePd {
+        /// Disk name.
+        pd_name: String,
+        /// Mounted read-only.
+        read_only: bool,
+    },
+    /// AWS EBS by `volumeID`.
+    AwsEbs {
+        /// Volume ID.
+        volume_id: String,
+    },
+    /// RBD image.
+    Rbd {
+        /// Ceph monitors.
+        monitors: Vec<String>,
+        /// Pool (`rbd` when unset, the API default).
+        pool: String,
+        /// Image.
+        image: String,
+        /// Mounted read-only.
+        read_only: bool,
+    },
+    /// iSCSI target by IQN.
+    Iscsi {
+        /// Target IQN.
+        iqn: String,
+        /// Mounted read-only.
+        read_only: bool,
+    },
+}
+
+impl DiskVolume {
+    /// Whether mounting `self` conflicts with `existing` already mounted on the node.
+    pub fn conflicts(&self, existing: &DiskVolume) -> bool {
+        match (self, existing) {
+            (
+                DiskVolume::GcePd { pd_name, read_only },
+                DiskVolume::GcePd {
+                    pd_name: e,
+                    read_only: er,
+                },
+            ) => pd_name == e && !(*read_only && *er),
+            (DiskVolume::AwsEbs { volume_id }, DiskVolume::AwsEbs { volume_id: e }) => {
+                volume_id == e
+            }
+            (
+                DiskVolume::Rbd {
+                    monitors,
+                    pool,
+                    image,
+                    read_only,
+                },
+                DiskVolume::Rbd {
+                    monitors: em,
+                    pool: ep,
+                    image: ei,
+                    read_only: er,
+                },
+            ) => {
+                monitors.iter().any(|m| em.contains(m))
+                    && pool == ep
+                    && image == ei
+                    && !(*read_only && *er)
+            }
+            (
+                DiskVolume::Iscsi { iqn, read_only },
+                DiskVolume::Iscsi {
+                    iqn: e,
+                    read_only: er,
+                },
+            ) => iqn == e && !(*read_only && *er),
+            _ => false,
+        }
     }
 }

@@ -20,7 +20,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use crate::labels::{
     LabelSelector, Labels, Operator, Requirement, is_qualified_name, is_valid_label_value,
 };
-use crate::snapshot::Snapshot;
 
 /// A compiled `labels.Selector` as `metav1.LabelSelectorAsSelector` returns it: a nil selector
 /// selects nothing (`labels.Nothing()`), an empty one (`{}`) selects everything.
@@ -174,25 +173,6 @@ impl AffinityTerm {
                 },
             };
         in_ns && self.selector.matches(labels)
-    }
-
-    /// The term for an *incoming* pod with its namespace selector resolved against the
-    /// snapshot's Namespaces (`mergeAffinityTermNamespacesIfNotEmpty`): a non-empty selector adds
-    /// the names of the matching Namespaces to `namespaces` and becomes
-    /// [`Selector::Nothing`]; a nil or empty (`{}`, every namespace) selector is kept.
-    pub fn merged(&self, snapshot: &Snapshot) -> AffinityTerm {
-        let mut t = self.clone();
-        if let Selector::Match(sel) = &self.namespace_selector
-            && !sel.is_empty()
-        {
-            for name in snapshot.namespaces_matching(sel) {
-                if !t.namespaces.iter().any(|n| n == name) {
-                    t.namespaces.push(name.to_string());
-                }
-            }
-            t.namespace_selector = Selector::Nothing;
-        }
-        t
     }
 }
 

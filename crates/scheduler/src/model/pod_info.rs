@@ -1,0 +1,358 @@
+//! [`PodInfo`]: a pod with its requests, ports, affinity, tolerations and volumes computed
+//! once (`framework.PodInfo` plus the PreFilter states of the resource, port and affinity
+//! plugins, v1.22 `pkg/scheduler/framework/types.go` `calculateResource`).
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::jiff::Timestamp;
+use thiserror::Error;
+
+use super::gpu::{
+    ANNOTATION_GPU_INDEXES, GPU_MILLI_PER_DEVICE, GpuRequest, RESOURCE_GPU, RESOURCE_GPU_MILLI,
+};
+use super::resource::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resource, parse_list};
+use super::taints::{Toleration, TolerationOperator};
+use super::terms::{
+    PodAffinityTerms, SpreadConstraint, parse_pod_affinity, parse_spread_constraints,
+};
+use super::volumes::{DiskVolume, PodVolumeRefs};
+use crate::labels::{Labels, NodeSelector};
+use crate::quantity::QuantityError;
+
+/// A pod field that failed to parse, with the field path it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid pod {pod}: field {field}: {source}")]
+pub struct PodError {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Field path, e.g. `spec.containers[0].resources.requests[cpu]`.
+    pub field: String,
+    /// What is wrong with the value.
+    pub source: PodFieldError,
+}
+
+/// What is wrong with a pod field.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PodFieldError {
+    /// A malformed or negative resource quantity.
+    #[error(transparent)]
+    Quantity(#[from] QuantityError),
+    /// A label selector that `metav1.LabelSelectorAsSelector` rejects (the upstream message).
+    #[error("{0}")]
+    Selector(String),
+}
+
+/// A host port used by a container (`HostPortInfo` key): IP (`0.0.0.0` when unset), protocol
+/// (`TCP` when unset) and port (> 0).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HostPort {
+    /// Host IP; `0.0.0.0` means every address.
+    pub ip: String,
+    /// `TCP`, `UDP` or `SCTP`.
+    pub protocol: String,
+    /// Port number (1..=65535).
+    pub port: i32,
+}
+
+impl HostPort {
+    /// Whether this port conflicts with `other` (`HostPortInfo.CheckConflict`): same protocol and
+    /// port, and the same IP or either side `0.0.0.0`.
+    pub fn conflicts(&self, other: &HostPort) -> bool {
+        self.port == other.port
+            && self.protocol == other.protocol
+            && (self.ip == other.ip || self.ip == "0.0.0.0" || other.ip == "0.0.0.0")
+    }
+}
+
+/// A pod with everything the plugins need computed once (`framework.PodInfo` plus the
+/// PreFilter states of the resource, port and affinity plugins).
+#[derive(Debug, Clone)]
+pub struct PodInfo {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// UID (may be empty for pods read from files).
+    pub uid: String,
+    /// Labels.
+    pub labels: Labels,
+    /// `spec.priority` (0 when unset).
+    pub priority: i32,
+    /// `metadata.creationTimestamp`.
+    pub creation_timestamp: Option<Timestamp>,
+    /// `spec.schedulerName` (`default-scheduler` when unset, as the API server defaults it).
+    pub scheduler_name: String,
+    /// `spec.nodeName` (empty when unassigned).
+    pub node_name: String,
+    /// Requests used for fitting: max(sum of containers, max of init containers) + overhead.
+    pub requests: Resource,
+    /// CPU requested for scoring, millicores, with 100m per container that requests none.
+    pub non_zero_milli_cpu: i64,
+    /// Memory requested for scoring, bytes, with 200 MiB per container that requests none.
+    pub non_zero_memory: i64,
+    /// CPU this pod adds when *it* is scored (`calculatePodResourceRequest`, v1.22): as
+    /// [`PodInfo::non_zero_milli_cpu`] except that the cpu overhead is added with
+    /// `Quantity.Value()` (whole cores, rounded up, counted as millicores), exactly as v1.22
+    /// does; once the pod is on a node, its overhead counts in millicores.
+    pub score_milli_cpu: i64,
+    /// Memory this pod adds when it is scored (`calculatePodResourceRequest`), bytes.
+    pub score_memory: i64,
+    /// Host ports of all containers (port > 0).
+    pub host_ports: Vec<HostPort>,
+    /// `spec.nodeSelector`.
+    pub node_selector: Labels,
+    /// Required node affinity (`requiredDuringSchedulingIgnoredDuringExecution`).
+    pub required_node_affinity: Option<NodeSelector>,
+    /// Tolerations.
+    pub tolerations: Vec<Toleration>,
+    /// Disk volumes that can conflict on a node.
+    pub disk_volumes: Vec<DiskVolume>,
+    /// Claim-backed and inline attachable volumes, for the volume plugins (VolumeBinding,
+    /// VolumeZone, the volume limits).
+    pub volumes: PodVolumeRefs,
+    /// GPU demand (count 0 = none).
+    pub gpu: GpuRequest,
+    /// GPU devices recorded on the pod (annotation [`ANNOTATION_GPU_INDEXES`]).
+    pub gpu_indexes: Option<Vec<u32>>,
+    /// True when the pod sets `topologySpreadConstraints` (SelectorSpread then skips it).
+    pub has_topology_spread_constraints: bool,
+    /// Inter-pod affinity and anti-affinity terms, selectors compiled (InterPodAffinity).
+    pub pod_affinity: PodAffinityTerms,
+    /// `spec.topologySpreadConstraints`, selectors compiled (PodTopologySpread).
+    pub topology_spread_constraints: Vec<SpreadConstraint>,
+    /// True when `metadata.deletionTimestamp` is set.
+    pub terminating: bool,
+    /// The pod object as read.
+    pub pod: Arc<core::Pod>,
+}
+
+impl PodInfo {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Build from a `v1.Pod`.
+    ///
+    /// # Errors
+    /// [`PodError`] naming the field when a resource quantity is malformed or negative, or a
+    /// pod affinity or topology spread label selector does not parse.
+    pub fn from_pod(pod: core::Pod) -> Result<PodInfo, PodError> {
+        let pod = Arc::new(pod);
+        let meta = &pod.metadata;
+        let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+        let name = meta.name.clone().unwrap_or_default();
+        let key = format!("{namespace}/{name}");
+        let err = |(field, source): (String, QuantityError)| PodError {
+            pod: key.clone(),
+            field,
+            source: source.into(),
+        };
+        let spec = pod.spec.clone().unwrap_or_default();
+
+        let mut requests = Resource::default();
+        let mut non0_cpu = 0i64;
+        let mut non0_mem = 0i64;
+        let mut host_ports = Vec::new();
+        for (i, c) in spec.containers.iter().enumerate() {
+            let list = parse_list(
+                c.resources.as_ref().and_then(|r| r.requests.as_ref()),
+                &format!("spec.containers[{i}].resources.requests"),
+            )
+            .map_err(err)?;
+            let (mut cpu, mut mem) = (None, None);
+            for (n, milli, value) in &list {
+                requests.add_named(n, *milli, *value);
+                if n == "cpu" {
+                    cpu = Some(*milli);
+                } else if n == "memory" {
+                    mem = Some(*value);
+                }
+            }
+            non0_cpu = non0_cpu.saturating_add(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
+            non0_mem = non0_mem.saturating_add(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
+            for p in c.ports.iter().flatten() {
+                if let Some(hp) = p.host_port.filter(|hp| *hp > 0) {
+                    host_ports.push(HostPort {
+                        ip: p
+                            .host_ip
+                            .clone()
+                            .filter(|s| !s.is_empty())
+                            .unwrap_or_else(|| "0.0.0.0".into()),
+                        protocol: p
+                            .protocol
+                            .clone()
+                            .filter(|s| !s.is_empty())
+                            .unwrap_or_else(|| "TCP".into()),
+                        port: hp,
+                    });
+                }
+            }
+        }
+        for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+            let list = parse_list(
+                c.resources.as_ref().and_then(|r| r.requests.as_ref()),
+                &format!("spec.initContainers[{i}].resources.requests"),
+            )
+            .map_err(err)?;
+            let (mut cpu, mut mem) = (None, None);
+            for (n, milli, value) in &list {
+                requests.max_named(n, *milli, *value);
+                if n == "cpu" {
+                    cpu = Some(*milli);
+                } else if n == "memory" {
+                    mem = Some(*value);
+                }
+            }
+            non0_cpu = non0_cpu.max(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
+            non0_mem = non0_mem.max(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
+        }
+        let overhead = parse_list(spec.overhead.as_ref(), "spec.overhead").map_err(err)?;
+        let (mut score_cpu, mut score_mem) = (non0_cpu, non0_mem);
+        for (n, _, value) in &overhead {
+            if n == "cpu" {
+                score_cpu = score_cpu.saturating_add(*value);
+            } else if n == "memory" {
+                score_mem = score_mem.saturating_add(*value);
+            }
+        }
+        for (n, milli, value) in &overhead {
+            requests.add_named(n, *milli, *value);
+            if n == "cpu" {
+                non0_cpu = non0_cpu.saturating_add(*milli);
+            } else if n == "memory" {
+                non0_mem = non0_mem.saturating_add(*value);
+            }
+        }
+
+        let required_node_affinity = spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|na| {
+                na.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .map(NodeSelector::compile);
+
+        let tolerations = spec
+            .tolerations
+            .iter()
+            .flatten()
+            .map(|t| Toleration {
+                key: t.key.clone().unwrap_or_default(),
+                operator: match t.operator.as_deref() {
+                    None | Some("") | Some("Equal") => TolerationOperator::Equal,
+                    Some("Exists") => TolerationOperator::Exists,
+                    Some(_) => TolerationOperator::Invalid,
+                },
+                value: t.value.clone().unwrap_or_default(),
+                effect: t.effect.clone().filter(|e| !e.is_empty()),
+            })
+            .collect();
+
+        let disk_volumes = spec
+            .volumes
+            .iter()
+            .flatten()
+            .filter_map(|v| {
+                if let Some(g) = &v.gce_persistent_disk {
+                    Some(DiskVolume::GcePd {
+                        pd_name: g.pd_name.clone(),
+                        read_only: g.read_only.unwrap_or(false),
+                    })
+                } else if let Some(a) = &v.aws_elastic_block_store {
+                    Some(DiskVolume::AwsEbs {
+                        volume_id: a.volume_id.clone(),
+                    })
+                } else if let Some(r) = &v.rbd {
+                    Some(DiskVolume::Rbd {
+                        monitors: r.monitors.clone(),
+                        pool: r.pool.clone().unwrap_or_else(|| "rbd".into()),
+                        image: r.image.clone(),
+                        read_only: r.read_only.unwrap_or(false),
+                    })
+                } else {
+                    v.iscsi.as_ref().map(|i| DiskVolume::Iscsi {
+                        iqn: i.iqn.clone(),
+                        read_only: i.read_only.unwrap_or(false),
+                    })
+                }
+            })
+            .collect();
+
+        let selector_err = |(field, message): (String, String)| PodError {
+            pod: key.clone(),
+            field,
+            source: PodFieldError::Selector(message),
+        };
+        let pod_affinity =
+            parse_pod_affinity(&namespace, spec.affinity.as_ref()).map_err(selector_err)?;
+        let topology_spread_constraints =
+            parse_spread_constraints(spec.topology_spread_constraints.as_ref())
+                .map_err(selector_err)?;
+        let volumes = PodVolumeRefs::parse(&name, spec.volumes.as_deref().unwrap_or_default());
+
+        let whole = requests.scalar(RESOURCE_GPU);
+        let share = requests.scalar(RESOURCE_GPU_MILLI);
+        let gpu = if whole > 0 {
+            GpuRequest {
+                count: u32::try_from(whole).unwrap_or(u32::MAX),
+                milli: GPU_MILLI_PER_DEVICE,
+            }
+        } else if share > 0 {
+            GpuRequest {
+                count: 1,
+                milli: u32::try_from(share.min(i64::from(GPU_MILLI_PER_DEVICE))).unwrap_or(0),
+            }
+        } else {
+            GpuRequest::default()
+        };
+        let gpu_indexes = meta
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(ANNOTATION_GPU_INDEXES))
+            .map(|s| {
+                s.split(',')
+                    .filter_map(|x| x.trim().parse::<u32>().ok())
+                    .collect::<Vec<_>>()
+            });
+
+        Ok(PodInfo {
+            namespace,
+            name,
+            uid: meta.uid.clone().unwrap_or_default(),
+            labels: meta.labels.clone().unwrap_or_default(),
+            priority: spec.priority.unwrap_or(0),
+            creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
+            scheduler_name: spec
+                .scheduler_name
+                .clone()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "default-scheduler".into()),
+            node_name: spec.node_name.clone().unwrap_or_default(),
+            requests,
+            non_zero_milli_cpu: non0_cpu,
+            non_zero_memory: non0_mem,
+            score_milli_cpu: score_cpu,
+            score_memory: score_mem,
+            host_ports,
+            node_selector: spec.node_selector.clone().unwrap_or_default(),
+            required_node_affinity,
+            tolerations,
+            disk_volumes,
+            volumes,
+            gpu,
+            gpu_indexes,
+            has_topology_spread_constraints: spec
+                .topology_spread_constraints
+                .as_ref()
+                .is_some_and(|c| !c.is_empty()),
+            pod_affinity,
+            topology_spread_constraints,
+            terminating: meta.deletion_timestamp.is_some(),
+            pod: pod.clone(),
+        })
+    }
+}
