@@ -30,26 +30,11 @@ use k8s_openapi::api::core::v1 as core;
 
 use super::client::{BlockingClient, TlsSettings};
 use super::{
-    DEFAULT_EXTENDER_TIMEOUT, Extender, ExtenderBindingArgs, ExtenderError, ExtenderFilterResult,
-    FailedNodesMap, HostPriority, wire,
+    DEFAULT_EXTENDER_TIMEOUT, Extender, ExtenderBindingArgs, ExtenderConfigError, ExtenderError,
+    ExtenderFilterResult, FailedNodesMap, HostPriority, wire,
 };
 use crate::framework::{NodeInfo, PodInfo};
 use crate::policy::LegacyExtender;
-
-/// An extender's configuration that cannot be used: bad URL, unreadable or malformed TLS
-/// material. Names the entry (`extenders[<index>]`), its URL prefix and the field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("policy extenders[{index}] ({url_prefix:?}): {field}: {message}")]
-pub struct ExtenderConfigError {
-    /// Position in the Policy's `extenders`.
-    pub index: usize,
-    /// Its `urlPrefix`.
-    pub url_prefix: String,
-    /// The field at fault, e.g. `tlsConfig.caFile`.
-    pub field: String,
-    /// What is wrong.
-    pub message: String,
-}
 
 /// An HTTP extender (`HTTPExtender`).
 pub struct HttpExtender {

@@ -13,15 +13,18 @@
 //!   `IgnoredResources`);
 //! - the wire types: `k8s.io/kube-scheduler/extender/v1/types.go` (kubernetes/kubernetes
 //!   `staging/src/k8s.io/kube-scheduler/extender/v1/types.go`
-//!   @2d58ef7868e6efda493e876aeaf72fb7dfea7c44), see [`HttpExtender`].
+//!   @2d58ef7868e6efda493e876aeaf72fb7dfea7c44), see `HttpExtender`.
 //!
 //! The trait is synchronous, like the scheduling cycle that calls it: kube-scheduler also calls
-//! extenders synchronously inside the cycle. [`HttpExtender`] is the HTTP implementation;
-//! tests use fakes.
+//! extenders synchronously inside the cycle. `HttpExtender` (feature `http-extender`) is the HTTP
+//! implementation; tests use fakes.
 
+#[cfg(feature = "http-extender")]
 mod client;
 pub(crate) mod gourl;
+#[cfg(feature = "http-extender")]
 mod http;
+#[cfg(feature = "http-extender")]
 pub(crate) mod wire;
 
 #[cfg(test)]
@@ -37,7 +40,8 @@ use crate::framework::{Code, NodeInfo, PodInfo, Status};
 use crate::policy::LegacyExtender;
 use crate::snapshot::Snapshot;
 
-pub use http::{ExtenderConfigError, HttpExtender};
+#[cfg(feature = "http-extender")]
+pub use http::HttpExtender;
 
 /// Highest score an extender gives a node (`extenderv1.MaxExtenderPriority`). Extender scores
 /// are multiplied by `MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY` = 10 before they are added to the
@@ -51,6 +55,21 @@ pub const DEFAULT_EXTENDER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Failed nodes and their failure messages (`extenderv1.FailedNodesMap`).
 pub type FailedNodesMap = BTreeMap<String, String>;
+
+/// An extender's configuration that cannot be used: bad URL, unreadable or malformed TLS
+/// material. Names the entry (`extenders[<index>]`), its URL prefix and the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy extenders[{index}] ({url_prefix:?}): {field}: {message}")]
+pub struct ExtenderConfigError {
+    /// Position in the Policy's `extenders`.
+    pub index: usize,
+    /// Its `urlPrefix`.
+    pub url_prefix: String,
+    /// The field at fault, e.g. `tlsConfig.caFile`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
 
 /// An extender call that failed: transport error, non-200 answer, undecodable answer, or the
 /// `Error` text the extender returned. `Display` is the message alone, as upstream passes the
@@ -187,6 +206,7 @@ pub trait Extender: Send + Sync {
 ///
 /// # Errors
 /// [`ExtenderConfigError`] when an extender's URL or TLS settings cannot be used.
+#[cfg(feature = "http-extender")]
 pub fn build_extenders(
     configs: &[LegacyExtender],
 ) -> Result<Vec<Arc<dyn Extender>>, ExtenderConfigError> {
@@ -203,6 +223,29 @@ pub fn build_extenders(
     }
     extenders.extend(ignorable);
     Ok(extenders)
+}
+
+/// The HTTP extenders of a Policy, in a build without the HTTP client (the scheduler crate's
+/// `http-extender` feature off): none.
+///
+/// # Errors
+/// [`ExtenderConfigError`] naming the first entry (`urlPrefix`) when the Policy lists any: they
+/// cannot be called.
+#[cfg(not(feature = "http-extender"))]
+pub fn build_extenders(
+    configs: &[LegacyExtender],
+) -> Result<Vec<Arc<dyn Extender>>, ExtenderConfigError> {
+    match configs.first() {
+        None => Ok(Vec::new()),
+        Some(c) => Err(ExtenderConfigError {
+            index: 0,
+            url_prefix: c.url_prefix.clone(),
+            field: "urlPrefix".into(),
+            message: "this build has no HTTP extender client (the scheduler crate's \
+                      `http-extender` feature is off)"
+                .into(),
+        }),
+    }
 }
 
 /// The managed resources with `ignoredByScheduler: true`, in Policy order: NodeResourcesFit does
@@ -411,6 +454,7 @@ mod tests {
     use super::fake::{FakeExtender, FitPredicate, error_predicate, true_predicate};
     use super::*;
     use crate::framework::plugins::testutil::{node, pod, snapshot};
+    #[cfg(feature = "http-extender")]
     use crate::policy::ExtenderManagedResource;
 
     fn predicate(f: fn(&str) -> Status) -> FitPredicate {
@@ -812,6 +856,7 @@ mod tests {
     }
 
     /// Only an interested extender that filters or scores makes the cycle call out.
+    #[cfg(feature = "http-extender")]
     #[test]
     fn cycle_calls_extenders_only_for_interested_filters_and_prioritizers() {
         let p = pod("p").info();
@@ -848,6 +893,7 @@ mod tests {
 
     /// `factory.go` `create`: ignorable extenders move to the tail; `ignoredByScheduler`
     /// resources are collected in Policy order.
+    #[cfg(feature = "http-extender")]
     #[test]
     fn build_order_and_ignored_resources() {
         let cfg = |url: &str, ignorable: bool, ignored: &[(&str, bool)]| LegacyExtender {
@@ -875,5 +921,24 @@ mod tests {
             ignored_extended_resources(&configs),
             ["example.com/a", "example.com/c"]
         );
+    }
+    /// Without the HTTP client, a Policy without extenders builds none and one with extenders
+    /// is refused, naming its first entry, instead of scheduling as if they were not there.
+    #[cfg(not(feature = "http-extender"))]
+    #[test]
+    fn without_the_http_client_listed_extenders_are_refused() {
+        assert!(build_extenders(&[]).unwrap().is_empty());
+        let configs = [LegacyExtender {
+            url_prefix: "http://gpu-extender:8080".into(),
+            filter_verb: "filter".into(),
+            ..LegacyExtender::default()
+        }];
+        let Err(err) = build_extenders(&configs) else {
+            panic!("extenders built without an HTTP client");
+        };
+        assert_eq!((err.index, err.field.as_str()), (0, "urlPrefix"));
+        let text = err.to_string();
+        assert!(text.contains("http://gpu-extender:8080"), "{text}");
+        assert!(text.contains("http-extender"), "{text}");
     }
 }

@@ -344,6 +344,7 @@ fn label_selectors() {
     });
 }
 
+#[cfg(feature = "http-extender")]
 const EXTENDER_TOKENS: &[&str] = &[
     "\"NodeNames\"",
     "\"nodenames\"",
@@ -361,6 +362,7 @@ const EXTENDER_TOKENS: &[&str] = &[
     "1e3",
 ];
 
+#[cfg(feature = "http-extender")]
 #[test]
 fn extender_responses() {
     static C: Counter = Counter::new("extender responses (filter, prioritize, bind)");

@@ -463,6 +463,7 @@ fn ignored_by_scheduler_resources_skip_node_resources_fit() {
 /// compatibility_test.go `"/prefix"`): accepted; its failing call is skipped when it is
 /// ignorable, and otherwise fails the pod with Go's error, as v1.22's
 /// `findNodesThatPassExtenders` does.
+#[cfg(feature = "http-extender")]
 #[test]
 fn extender_without_a_scheme_is_skipped_when_ignorable_else_fails_the_pod() {
     let policy = |ignorable: bool| {

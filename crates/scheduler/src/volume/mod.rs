@@ -6,7 +6,7 @@
 //! feature gates default it ([`csi`]), and the pure half of v1.22's volume binder ([`binder`]).
 //!
 //! Everything here is synchronous and free of API calls. The API writes of the binder's
-//! PreBind step live in [`crate::controller::volume_binding`].
+//! PreBind step live in `controller::volume_binding` (feature `cluster`).
 
 pub mod binder;
 pub mod csi;

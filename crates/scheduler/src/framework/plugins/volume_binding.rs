@@ -21,7 +21,7 @@
 //!   [`VolumeIndex`] with the pod so the next pods see the PVs taken;
 //! - **Unreserve**: forgetting the pod reverts the assumption
 //!   ([`Cache::forget_pod`](crate::cache::Cache::forget_pod));
-//! - **PreBind** (cluster mode, [`crate::controller::volume_binding`]): the PV and PVC updates,
+//! - **PreBind** (cluster mode, `controller::volume_binding` (feature `cluster`)): the PV and PVC updates,
 //!   then the wait for the PV controller.
 //!
 //! Reserve recomputes the chosen node's decision from the cycle state instead of keeping one per
