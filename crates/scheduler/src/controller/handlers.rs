@@ -547,6 +547,7 @@ mod tests {
                 ]
             },
             || vec![WatchMsg::CsiNode(Init), WatchMsg::CsiNode(InitDone)],
+            || vec![WatchMsg::Pdb(Init), WatchMsg::Pdb(InitDone)],
         ];
         for (i, f) in msgs.iter().enumerate() {
             assert!(!h.synced(), "synced before watch {i} listed");
