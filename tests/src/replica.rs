@@ -64,7 +64,9 @@ pub fn run_config(identity: &str) -> RunConfig {
         identity: identity.to_string(),
         profile: scheduler::profile::Profile::from_resolved(policy(), "policy")
             .expect("the sample policy builds"),
+        other_profiles: Vec::new(),
         percentage_of_nodes_to_score: 100,
+        queue: scheduler::queue::QueueConfig::default(),
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),
         seed: SEED,

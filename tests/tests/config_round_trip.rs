@@ -20,7 +20,8 @@ use std::path::PathBuf;
 use scheduler::config::{ConfigVersion, REMOVED_PLUGINS, convert_policy, parse_config};
 use scheduler::policy::{self, FeatureGates, LoadedPolicy, ResolvedPolicy, ResourceSpec};
 use scheduler::profile::Profile;
-use scheduler::sim::{self, Cluster, PodOutcome, SimProfile, Simulation, SimulationConfig};
+use scheduler::profile::SchedulerProfile;
+use scheduler::sim::{self, Cluster, PodOutcome, Simulation, SimulationConfig};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -145,7 +146,7 @@ fn comparable(p: &PodOutcome) -> Comparable {
     )
 }
 
-fn run(cluster: Cluster, profiles: Vec<SimProfile>, explain: bool) -> Vec<Comparable> {
+fn run(cluster: Cluster, profiles: Vec<SchedulerProfile>, explain: bool) -> Vec<Comparable> {
     let cfg = SimulationConfig {
         scheduler_name: "mini-scheduler".into(),
         seed: 7,
@@ -158,8 +159,8 @@ fn run(cluster: Cluster, profiles: Vec<SimProfile>, explain: bool) -> Vec<Compar
         .collect()
 }
 
-fn profile(policy: ResolvedPolicy, pct: Option<i32>) -> Vec<SimProfile> {
-    vec![SimProfile {
+fn profile(policy: ResolvedPolicy, pct: Option<i32>) -> Vec<SchedulerProfile> {
+    vec![SchedulerProfile {
         scheduler_name: "mini-scheduler".into(),
         profile: Profile::from_resolved(policy, "test").unwrap(),
         percentage_of_nodes_to_score: pct,
@@ -335,10 +336,10 @@ profiles:
         "{:?}",
         scores(1)
     );
-    let profiles: Vec<SimProfile> = config
+    let profiles: Vec<SchedulerProfile> = config
         .profiles
         .iter()
-        .map(|p| SimProfile {
+        .map(|p| SchedulerProfile {
             scheduler_name: p.scheduler_name.clone(),
             profile: Profile::from_resolved(p.resolved.clone(), "two.yaml").unwrap(),
             percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,

@@ -1,10 +1,13 @@
 //! `mini-scheduler`: a Kubernetes secondary scheduler driven by a legacy kube-scheduler Policy
 //! file. Subcommands: `simulate` (the scheduling cycle over cluster files), `run`, `policy check`
-//! and `policy convert` (to a KubeSchedulerConfiguration), `completion` (shell completions).
+//! and `policy convert` (to a KubeSchedulerConfiguration), `explain` (why a pod of the live
+//! cluster is pending), `completion` (shell completions).
 
+mod live;
 mod logging;
 mod output;
 mod run;
+mod serving;
 
 use std::fmt::Display;
 use std::io::{self, IsTerminal, Write};
@@ -18,7 +21,7 @@ use logging::LogFormat;
 use scheduler::config::ConfigVersion;
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::{self, FeatureGates};
-use scheduler::profile::{LoadedProfile, PolicySource, Profile};
+use scheduler::profile::{LoadedProfile, PolicySource, Profile, SchedulerProfile};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 /// mimalloc instead of glibc malloc: the watch/bind/event path allocates and frees many small
@@ -111,7 +114,12 @@ enum Command {
     /// With no input flags it schedules the bundled demo cluster with the bundled policy.
     Simulate(SimulateArgs),
     /// Run the scheduler against a Kubernetes API server (leader-elected, watching, binding).
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
+    /// Why a pod of the live cluster is pending: reads the cluster (LISTs only, nothing is
+    /// written), runs the filters and scores the scheduler would, and prints each node's
+    /// failure reasons in kube-scheduler's words and the nodes that fit, best first, with each
+    /// plugin's score.
+    Explain(ExplainArgs),
     /// Policy file tools.
     Policy {
         #[command(subcommand)]
@@ -124,6 +132,27 @@ enum Command {
         #[arg(value_enum)]
         shell: CompletionShell,
     },
+}
+
+/// Flags of `explain`.
+#[derive(clap::Args, Debug)]
+struct ExplainArgs {
+    /// The pod, NAMESPACE/NAME.
+    pod: String,
+    /// Path to a kubeconfig; without it the in-cluster configuration (or $KUBECONFIG).
+    #[arg(long, env = "MINI_SCHEDULER_KUBECONFIG", value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The Policy the scheduler runs with (default: kube-scheduler v1.22's DefaultProvider,
+    /// as `run` without --policy-config-file).
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// A KubeSchedulerConfiguration instead of a Policy: the profile named by the pod's
+    /// spec.schedulerName (else the first) explains it.
+    #[arg(long, value_name = "FILE", conflicts_with = "policy")]
+    config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    output: OutputFormat,
 }
 
 /// Shells of `completion`.
@@ -173,9 +202,16 @@ struct SimulateArgs {
     /// ignored with a warning). Repeatable.
     #[arg(long = "cluster", value_name = "FILE")]
     cluster: Vec<PathBuf>,
-    /// Policy file; defaults to the bundled config/policy-config-file.json.
+    /// Policy file; defaults to the bundled config/policy-config-file.json. Repeatable: with
+    /// two or more, each policy schedules its own copy of the cluster and a side-by-side table
+    /// compares them (each pod's node, scheduled and unschedulable counts, allocation per
+    /// resource, imbalance).
     #[arg(long = "policy", value_name = "FILE")]
-    policy: Option<PathBuf>,
+    policy: Vec<PathBuf>,
+    /// Read the cluster from the API server of this kubeconfig (LISTs only, nothing written)
+    /// instead of files: a what-if run on a snapshot of the live cluster.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "openb_nodes", "openb_pods"])]
+    kubeconfig: Option<PathBuf>,
     /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)
     /// instead of a Policy: each profile schedules the pods whose spec.schedulerName names it
     /// (pods without one, and the openb pods, go to the first profile).
@@ -295,7 +331,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Completion { shell } => completion(shell),
         Command::Run(args) => match tokio::runtime::Runtime::new() {
-            Ok(rt) => rt.block_on(run::run(args, &gates)),
+            Ok(rt) => rt.block_on(run::run(*args, &gates)),
             Err(e) => {
                 print_error(format_args!("starting the async runtime: {e}"));
                 ExitCode::FAILURE
@@ -313,6 +349,7 @@ fn main() -> ExitCode {
                 },
         } => policy_convert(&file, &to, &scheduler_name, &gates),
         Command::Simulate(args) => simulate(args, &gates),
+        Command::Explain(args) => explain(args, &gates),
     }
 }
 
@@ -409,8 +446,9 @@ fn policy_convert(
 /// The profiles of `simulate`: the configuration's (`--config`), or one from the Policy.
 fn simulate_profiles(
     args: &SimulateArgs,
+    policy: Option<&std::path::Path>,
     gates: &FeatureGates,
-) -> Result<(Vec<sim::SimProfile>, i32), ExitCode> {
+) -> Result<(Vec<SchedulerProfile>, i32), ExitCode> {
     if let Some(path) = &args.config {
         let loaded = scheduler::config::load_config_file(path).map_err(|e| {
             print_error(e);
@@ -419,23 +457,15 @@ fn simulate_profiles(
         for w in &loaded.warnings {
             tracing::warn!("{}", escape_control_line(w));
         }
-        let origin = path.display().to_string();
-        let mut profiles = Vec::new();
-        for p in loaded.profiles {
-            // Each profile builds like a Policy's (plugins, then extenders).
-            let profile = Profile::from_resolved(p.resolved, &origin).map_err(|e| {
+        // Each profile builds like a Policy's (plugins, then extenders).
+        let profiles = SchedulerProfile::from_config(&loaded, &path.display().to_string())
+            .map_err(|e| {
                 print_error(e);
                 ExitCode::from(EXIT_BAD_INPUT)
             })?;
-            profiles.push(sim::SimProfile {
-                scheduler_name: p.scheduler_name,
-                profile,
-                percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
-            });
-        }
         return Ok((profiles, loaded.percentage_of_nodes_to_score));
     }
-    let source = match &args.policy {
+    let source = match policy {
         Some(p) => PolicySource::File(p),
         None => PolicySource::Text {
             name: "config/policy-config-file.json (bundled)",
@@ -444,7 +474,7 @@ fn simulate_profiles(
     };
     let profile = load_profile_or_exit(source, gates)?.profile;
     Ok((
-        vec![sim::SimProfile {
+        vec![SchedulerProfile {
             scheduler_name: args.scheduler_name.clone(),
             profile,
             percentage_of_nodes_to_score: None,
@@ -469,18 +499,228 @@ fn progress_bar(pods: usize) -> indicatif::ProgressBar {
     bar
 }
 
-fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
-    let (profiles, percentage_of_nodes_to_score) = match simulate_profiles(&args, gates) {
-        Ok(p) => p,
+/// The live cluster of `kubeconfig` (`None`: in-cluster or $KUBECONFIG) as a `v1 List`
+/// document and the server it came from; the snapshot's warnings are logged.
+fn live_snapshot(kubeconfig: Option<&std::path::Path>) -> Result<(String, String), ExitCode> {
+    let rt = tokio::runtime::Runtime::new().map_err(|e| {
+        print_error(format_args!("starting the async runtime: {e}"));
+        ExitCode::FAILURE
+    })?;
+    rt.block_on(async {
+        let config = match kubeconfig {
+            Some(path) => run::kubeconfig_file(path).await,
+            None => kube::Config::infer()
+                .await
+                .map_err(|e| format!("no --kubeconfig and no in-cluster configuration: {e}")),
+        }
+        .map_err(|e| {
+            print_error(e);
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        let server = config.cluster_url.to_string();
+        let client = kube::Client::try_from(config).map_err(|e| {
+            print_error(format_args!("building the API client: {e}"));
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        let (text, warnings) = live::snapshot(&client).await.map_err(|e| {
+            print_error(format_args!("{server}: {e}"));
+            ExitCode::FAILURE
+        })?;
+        for w in warnings {
+            tracing::warn!("{server}: {}", escape_control_line(&w));
+        }
+        Ok((text, server))
+    })
+}
+
+/// `simulate` with two or more `--policy` files: each schedules a copy of `cluster`.
+fn compare_policies(args: &SimulateArgs, cluster: Cluster, gates: &FeatureGates) -> ExitCode {
+    let mut runs = Vec::new();
+    for policy in &args.policy {
+        let (profiles, percentage) = match simulate_profiles(args, Some(policy), gates) {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
+        let cfg = SimulationConfig {
+            scheduler_name: args.scheduler_name.clone(),
+            seed: args.seed,
+            percentage_of_nodes_to_score: percentage,
+            explain: false,
+        };
+        let run = match Simulation::with_profiles_replay(
+            cluster.clone(),
+            profiles,
+            &cfg,
+            args.replay.options(),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+        let name = policy.file_name().map_or_else(
+            || policy.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        runs.push(live::finish(name, run));
+    }
+    let mut out = io::stdout().lock();
+    finish_output(match args.output {
+        OutputFormat::Json => serde_json::to_writer_pretty(&mut out, &live::comparison_json(&runs))
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(out)),
+        OutputFormat::Table => live::write_comparison(&mut out, &runs),
+    })
+}
+
+/// `mini-scheduler explain NAMESPACE/NAME`.
+fn explain(args: ExplainArgs, gates: &FeatureGates) -> ExitCode {
+    let Some((namespace, name)) = args
+        .pod
+        .split_once('/')
+        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+    else {
+        print_error(format_args!("pod {:?}: expected NAMESPACE/NAME", args.pod));
+        return ExitCode::from(EXIT_BAD_INPUT);
+    };
+    // The profiles: the configuration's, or the Policy's (DefaultProvider without one).
+    let profiles = if let Some(path) = &args.config {
+        let loaded = match scheduler::config::load_config_file(path) {
+            Ok(l) => l,
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+        let origin = path.display().to_string();
+        let mut profiles = Vec::new();
+        for p in loaded.profiles {
+            match Profile::from_resolved(p.resolved, &origin) {
+                Ok(profile) => profiles.push(SchedulerProfile {
+                    scheduler_name: p.scheduler_name,
+                    profile,
+                    percentage_of_nodes_to_score: Some(100),
+                }),
+                Err(e) => {
+                    print_error(e);
+                    return ExitCode::from(EXIT_BAD_INPUT);
+                }
+            }
+        }
+        profiles
+    } else {
+        let source = match &args.policy {
+            Some(p) => PolicySource::File(p),
+            None => PolicySource::DefaultProvider,
+        };
+        match load_profile_or_exit(source, gates) {
+            Ok(l) => vec![SchedulerProfile {
+                scheduler_name: "mini-scheduler".into(),
+                profile: l.profile,
+                percentage_of_nodes_to_score: Some(100),
+            }],
+            Err(code) => return code,
+        }
+    };
+    let (text, server) = match live_snapshot(args.kubeconfig.as_deref()) {
+        Ok(s) => s,
         Err(code) => return code,
     };
+    let mut cluster = Cluster::default();
+    if let Err(e) = sim::files::parse_cluster_text(&mut cluster, &server, &text) {
+        print_error(e);
+        return ExitCode::FAILURE;
+    }
+    let is_target = |p: &k8s_openapi::api::core::v1::Pod| {
+        p.metadata.namespace.as_deref() == Some(namespace)
+            && p.metadata.name.as_deref() == Some(name)
+    };
+    let Some(target) = cluster.pods.iter().find(|p| is_target(p)).cloned() else {
+        print_error(format_args!("pod {namespace}/{name} not found on {server}"));
+        return ExitCode::FAILURE;
+    };
+    if let Some(node) = target.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
+        let line = format!("{namespace}/{name} is bound to node {node}: not pending\n");
+        return finish_output(
+            io::stdout()
+                .lock()
+                .write_all(escape_control(&line).as_bytes()),
+        );
+    }
+    // The pod alone against the assigned pods: other pending pods hold no resources yet. It
+    // is scheduled by the profile its schedulerName names, else the first.
+    let wanted = target
+        .spec
+        .as_ref()
+        .and_then(|s| s.scheduler_name.clone())
+        .unwrap_or_default();
+    let profile_name = profiles
+        .iter()
+        .find(|p| p.scheduler_name == wanted)
+        .or(profiles.first())
+        .map(|p| p.scheduler_name.clone())
+        .unwrap_or_default();
+    cluster
+        .pods
+        .retain(|p| is_target(p) || p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some());
+    for p in cluster.pods.iter_mut().filter(|p| is_target(p)) {
+        p.spec.get_or_insert_with(Default::default).scheduler_name = Some(profile_name.clone());
+    }
+    let cfg = SimulationConfig {
+        scheduler_name: profile_name,
+        seed: 0,
+        percentage_of_nodes_to_score: 100,
+        explain: true,
+    };
+    let run = match Simulation::with_profiles(cluster, profiles, &cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            print_error(e);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let Some(outcome) = run
+        .into_iter()
+        .find(|o| o.namespace == namespace && o.name == name)
+    else {
+        print_error(format_args!(
+            "{namespace}/{name}: not scheduled by the simulation"
+        ));
+        return ExitCode::FAILURE;
+    };
+    let mut out = io::stdout().lock();
+    finish_output(match args.output {
+        OutputFormat::Json => serde_json::to_writer_pretty(&mut out, &outcome)
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(out)),
+        OutputFormat::Table => output::write_explain(&mut out, &outcome),
+    })
+}
+
+fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
+    let (profiles, percentage_of_nodes_to_score) =
+        match simulate_profiles(&args, args.policy.first().map(PathBuf::as_path), gates) {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
     // openb pods (which carry no schedulerName of their own) are the first profile's.
     let openb_scheduler = profiles
         .first()
         .map_or(args.scheduler_name.clone(), |p| p.scheduler_name.clone());
     let mut cluster = Cluster::default();
+    let live = match &args.kubeconfig {
+        Some(path) => match live_snapshot(Some(path)) {
+            Ok(s) => Some(s),
+            Err(code) => return code,
+        },
+        None => None,
+    };
     let read = (|| -> Result<(), sim::SimError> {
-        if args.cluster.is_empty() && args.openb_nodes.is_none() && args.openb_pods.is_none() {
+        if let Some((text, server)) = &live {
+            sim::files::parse_cluster_text(&mut cluster, server, text)?;
+        } else if args.cluster.is_empty() && args.openb_nodes.is_none() && args.openb_pods.is_none()
+        {
             sim::files::parse_cluster_text(
                 &mut cluster,
                 "config/demo-cluster.yaml (bundled)",
@@ -501,6 +741,9 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
     if let Err(e) = read {
         print_error(e);
         return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    if args.policy.len() > 1 {
+        return compare_policies(&args, cluster, gates);
     }
     let cfg = SimulationConfig {
         scheduler_name: args.scheduler_name.clone(),

@@ -121,6 +121,36 @@ fn write_pod(out: &mut impl Write, p: &PodOutcome, w_pod: usize, w_node: usize) 
     Ok(())
 }
 
+/// `explain`'s answer for one pod: its outcome in kube-scheduler's words, every node that does
+/// not fit with its reasons, and the nodes that fit, best first, with each plugin's weighted
+/// score.
+pub fn write_explain(out: &mut impl Write, p: &PodOutcome) -> io::Result<()> {
+    let pod = format!("{}/{}", p.namespace, p.name);
+    writeln!(out, "Pod {}: {:?}", escape_control_line(&pod), p.status)?;
+    writeln!(out, "  {}", escape_control_line(&p.message))?;
+    if let Some(d) = p.diagnosis.as_ref().filter(|d| !d.is_empty()) {
+        writeln!(out, "Nodes that do not fit ({}):", d.len())?;
+        for (node, reasons) in d {
+            let line = format!("  ✗ {node}: {}", reasons.join(", "));
+            writeln!(out, "{}", escape_control_line(&line))?;
+        }
+    }
+    if let Some(s) = p.scores.as_ref().filter(|s| !s.is_empty()) {
+        writeln!(
+            out,
+            "Nodes that fit, best first (total, then each plugin's score):"
+        )?;
+        let mut rows: Vec<_> = s.iter().collect();
+        rows.sort_by(|a, b| b.1.total.cmp(&a.1.total).then(a.0.cmp(b.0)));
+        for (node, sc) in rows {
+            let parts: Vec<String> = sc.plugins.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let line = format!("  {node}: total {} ({})", sc.total, parts.join(", "));
+            writeln!(out, "{}", escape_control_line(&line))?;
+        }
+    }
+    Ok(())
+}
+
 fn write_summary(out: &mut impl Write, s: &Summary) -> io::Result<()> {
     writeln!(out)?;
     writeln!(out, "Summary: {} nodes, {} pods", s.nodes, s.pods)?;

@@ -1,7 +1,7 @@
 //! `mini-scheduler run`: the scheduler against a real API server — flags with kube-scheduler's
-//! names, the kube client, leader election, the admin HTTP endpoint and signal handling.
+//! names, the kube client, leader election, the secure admin endpoint ([`crate::serving`]) and
+//! signal handling.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -13,12 +13,15 @@ use axum::routing::get;
 use clap::ArgAction;
 use election::{LeaderElectionConfig, default_identity, pod_namespace};
 use prometheus::{Encoder, Registry, TextEncoder};
+use scheduler::config::{LoadedConfig, load_config_file};
 use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
 use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
+use scheduler::escape::escape_control_line;
 use scheduler::policy;
-use scheduler::profile::PolicySource;
-use tracing::{error, info};
+use scheduler::profile::{PolicySource, Profile, SchedulerProfile};
+use scheduler::queue::QueueConfig;
+use tracing::{error, info, warn};
 
 use crate::{EXIT_BAD_INPUT, load_profile_or_exit};
 
@@ -48,6 +51,21 @@ pub struct RunArgs {
     /// while the running policy stays.
     #[arg(long, env = "MINI_SCHEDULER_POLICY_CONFIG_FILE", value_name = "FILE")]
     pub policy_config_file: Option<PathBuf>,
+    /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)
+    /// instead of a Policy: one profile per schedulerName (pods are routed by their
+    /// spec.schedulerName), percentageOfNodesToScore, podInitialBackoffSeconds /
+    /// podMaxBackoffSeconds, extenders, leaderElection and clientConnection. As in
+    /// kube-scheduler v1.22, the file's settings are used and the flags they replace
+    /// (--kubeconfig, --scheduler-name, --leader-elect*, --kube-api-qps/-burst,
+    /// --percentage-of-nodes-to-score) are ignored, with a warning for each one given. Not
+    /// watched for changes.
+    #[arg(
+        long,
+        env = "MINI_SCHEDULER_CONFIG",
+        value_name = "FILE",
+        conflicts_with = "policy_config_file"
+    )]
+    pub config: Option<PathBuf>,
     /// Start a leader election client and gain leadership before scheduling.
     #[arg(long, env = "MINI_SCHEDULER_LEADER_ELECT", default_value_t = true, action = ArgAction::Set)]
     pub leader_elect: bool,
@@ -90,13 +108,9 @@ pub struct RunArgs {
     /// percentageOfNodesToScore: 0 = adaptive, 100 = all nodes.
     #[arg(long, env = "MINI_SCHEDULER_PERCENTAGE_OF_NODES_TO_SCORE", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
     pub percentage_of_nodes_to_score: i32,
-    /// Address of the admin HTTP endpoint (/metrics, /healthz, /livez, /readyz).
-    #[arg(
-        long,
-        env = "MINI_SCHEDULER_ADMIN_ADDRESS",
-        default_value = "0.0.0.0:10259"
-    )]
-    pub admin_address: SocketAddr,
+    /// The secure port of /metrics, /healthz, /livez and /readyz.
+    #[command(flatten)]
+    pub serving: crate::serving::ServingArgs,
 }
 
 /// Go-style duration (`15s`, `1m30s`, `500ms`, `2h`), as kube-scheduler's flags take them.
@@ -183,12 +197,54 @@ async fn readyz(State(a): State<Admin>) -> (StatusCode, String) {
 
 /// The client configuration of `--kubeconfig FILE`: its current context. Errors name the file
 /// and say what kube could not read in it.
-async fn kubeconfig_file(path: &std::path::Path) -> Result<kube::Config, String> {
+pub(crate) async fn kubeconfig_file(path: &std::path::Path) -> Result<kube::Config, String> {
+    kubeconfig_flag("--kubeconfig", path).await
+}
+
+/// The client configuration of the kubeconfig `path` given with `flag`; errors name both.
+async fn kubeconfig_flag(flag: &str, path: &std::path::Path) -> Result<kube::Config, String> {
     let kc = kube::config::Kubeconfig::read_from(path)
-        .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))?;
+        .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
     kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
         .await
-        .map_err(|e| format!("--kubeconfig {}: {e}", path.display()))
+        .map_err(|e| format!("{flag} {}: {e}", path.display()))
+}
+
+/// The secure port's delegated authentication and authorization: TokenReviews through
+/// `--authentication-kubeconfig`, SubjectAccessReviews through `--authorization-kubeconfig`,
+/// each defaulting to the scheduler's own client configuration `config`.
+async fn delegated_auth(
+    args: &crate::serving::ServingArgs,
+    config: &kube::Config,
+) -> Result<std::sync::Arc<crate::serving::DelegatedAuth>, String> {
+    let mut clients = Vec::new();
+    for (flag, path) in [
+        (
+            "--authentication-kubeconfig",
+            &args.authentication_kubeconfig,
+        ),
+        ("--authorization-kubeconfig", &args.authorization_kubeconfig),
+    ] {
+        let mut c = match path {
+            Some(p) => kubeconfig_flag(flag, p).await?,
+            None => config.clone(),
+        };
+        if path.is_some() {
+            c.headers.extend(
+                config
+                    .headers
+                    .iter()
+                    .filter(|(k, _)| k == axum::http::header::USER_AGENT)
+                    .cloned(),
+            );
+        }
+        clients.push(kube::Client::try_from(c).map_err(|e| format!("{flag}: {e}"))?);
+    }
+    let authz = clients.pop().ok_or("no authorization client")?;
+    let authn = clients.pop().ok_or("no authentication client")?;
+    Ok(std::sync::Arc::new(crate::serving::DelegatedAuth::new(
+        authn, authz, args,
+    )))
 }
 
 async fn client_config(args: &RunArgs) -> Result<kube::Config, String> {
@@ -200,8 +256,130 @@ async fn client_config(args: &RunArgs) -> Result<kube::Config, String> {
     }
 }
 
+/// What `--config` sets in place of the flags: each flag below takes the file's value (or
+/// kube-scheduler's default for it), as v1.22's `Options.ApplyTo` uses a loaded file's
+/// `ComponentConfig` whole (`cmd/kube-scheduler/app/options/options.go`: "use the loaded config
+/// file only"). Returns the flags given with another value than their default, now ignored.
+fn apply_config(args: &mut RunArgs, loaded: &LoadedConfig) -> Vec<&'static str> {
+    let defaults = <RunArgs as clap::FromArgMatches>::from_arg_matches(
+        &<RunArgs as clap::Args>::augment_args(clap::Command::new("run"))
+            .no_binary_name(true)
+            .get_matches_from(std::iter::empty::<String>()),
+    );
+    let mut ignored = Vec::new();
+    if let Ok(d) = defaults {
+        let checks: [(&'static str, bool); 11] = [
+            ("--kubeconfig", args.kubeconfig != d.kubeconfig),
+            ("--scheduler-name", args.scheduler_name != d.scheduler_name),
+            ("--leader-elect", args.leader_elect != d.leader_elect),
+            (
+                "--leader-elect-lease-duration",
+                args.leader_elect_lease_duration != d.leader_elect_lease_duration,
+            ),
+            (
+                "--leader-elect-renew-deadline",
+                args.leader_elect_renew_deadline != d.leader_elect_renew_deadline,
+            ),
+            (
+                "--leader-elect-retry-period",
+                args.leader_elect_retry_period != d.leader_elect_retry_period,
+            ),
+            (
+                "--leader-elect-resource-name",
+                args.leader_elect_resource_name != d.leader_elect_resource_name,
+            ),
+            (
+                "--leader-elect-resource-namespace",
+                args.leader_elect_resource_namespace != d.leader_elect_resource_namespace,
+            ),
+            (
+                "--leader-elect-resource-lock",
+                args.leader_elect_resource_lock != d.leader_elect_resource_lock,
+            ),
+            (
+                "--kube-api-qps / --kube-api-burst",
+                args.kube_api_qps != d.kube_api_qps || args.kube_api_burst != d.kube_api_burst,
+            ),
+            (
+                "--percentage-of-nodes-to-score",
+                args.percentage_of_nodes_to_score != d.percentage_of_nodes_to_score,
+            ),
+        ];
+        ignored = checks.iter().filter(|c| c.1).map(|c| c.0).collect();
+    }
+    let le = &loaded.leader_election;
+    let ns = |v: i64| Duration::from_nanos(u64::try_from(v).unwrap_or(0));
+    args.leader_elect = le.leader_elect;
+    args.leader_elect_lease_duration = ns(le.lease_duration);
+    args.leader_elect_renew_deadline = ns(le.renew_deadline);
+    args.leader_elect_retry_period = ns(le.retry_period);
+    args.leader_elect_resource_lock = le.resource_lock.clone();
+    args.leader_elect_resource_name = le.resource_name.clone();
+    args.leader_elect_resource_namespace = Some(le.resource_namespace.clone());
+    let cc = &loaded.client_connection;
+    args.kubeconfig = Some(PathBuf::from(&cc.kubeconfig)).filter(|p| !p.as_os_str().is_empty());
+    args.kube_api_qps = f64::from(cc.qps);
+    args.kube_api_burst = u32::try_from(cc.burst).unwrap_or(0);
+    args.percentage_of_nodes_to_score = loaded.percentage_of_nodes_to_score;
+    if let Some(first) = loaded.profiles.first() {
+        args.scheduler_name = first.scheduler_name.clone();
+    }
+    ignored
+}
+
+/// The queue's backoff of a loaded configuration (`podInitialBackoffSeconds`,
+/// `podMaxBackoffSeconds`).
+fn queue_config(loaded: &LoadedConfig) -> QueueConfig {
+    let secs = |v: i64| Duration::from_secs(u64::try_from(v).unwrap_or(0));
+    QueueConfig {
+        pod_initial_backoff: secs(loaded.pod_initial_backoff_seconds),
+        pod_max_backoff: secs(loaded.pod_max_backoff_seconds),
+        ..QueueConfig::default()
+    }
+}
+
+/// The profiles of `--config`: the first, and the others (routed by schedulerName).
+fn config_profiles(
+    path: &std::path::Path,
+    loaded: &LoadedConfig,
+) -> Result<(Profile, Vec<SchedulerProfile>), ExitCode> {
+    let mut profiles = SchedulerProfile::from_config(loaded, &path.display().to_string())
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?
+        .into_iter();
+    // The loader refuses a configuration without profiles (kube-scheduler defaults one).
+    let first = profiles.next().ok_or_else(|| {
+        eprintln!("error: {}: no profiles", path.display());
+        ExitCode::from(EXIT_BAD_INPUT)
+    })?;
+    Ok((first.profile, profiles.collect()))
+}
+
 /// `mini-scheduler run`, with the policy resolved under `gates` (`--feature-gates`).
-pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
+pub async fn run(mut args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
+    let loaded_config = match args.config.clone() {
+        Some(path) => match load_config_file(&path) {
+            Ok(l) => {
+                for w in &l.warnings {
+                    warn!("{}", escape_control_line(w));
+                }
+                for flag in apply_config(&mut args, &l) {
+                    warn!(
+                        "{flag} is ignored: --config {} sets it (kube-scheduler v1.22 uses a configuration file's settings only)",
+                        path.display()
+                    );
+                }
+                Some(l)
+            }
+            Err(e) => {
+                eprintln!("error: {}", escape_control_line(&e.to_string()));
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        },
+        None => None,
+    };
     if args.leader_elect_resource_lock != "leases" {
         eprintln!(
             "error: --leader-elect-resource-lock={:?}: only \"leases\" is supported (endpoints and configmaps locks were removed from client-go in Kubernetes 1.24)",
@@ -216,15 +394,23 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
         );
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let source = match &args.policy_config_file {
-        Some(path) => PolicySource::File(path),
-        None => PolicySource::DefaultProvider,
+    let (profile, other_profiles, queue) = match (&args.config, &loaded_config) {
+        (Some(path), Some(loaded)) => match config_profiles(path, loaded) {
+            Ok((first, others)) => (first, others, queue_config(loaded)),
+            Err(code) => return code,
+        },
+        _ => {
+            let source = match &args.policy_config_file {
+                Some(path) => PolicySource::File(path),
+                None => PolicySource::DefaultProvider,
+            };
+            match load_profile_or_exit(source, gates) {
+                Ok(l) => (l.profile, Vec::new(), QueueConfig::default()),
+                Err(code) => return code,
+            }
+        }
     };
-    let profile = match load_profile_or_exit(source, gates) {
-        Ok(l) => l.profile,
-        Err(code) => return code,
-    };
-    if args.policy_config_file.is_none() {
+    if args.policy_config_file.is_none() && args.config.is_none() {
         for n in &profile.policy.notes {
             info!("{n}");
         }
@@ -263,6 +449,13 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
     // leader-election client, each with a --kube-api-qps/--kube-api-burst bucket of its own.
     // The scheduling client's reads wait in a client layer; fenced writes (bindings, events)
     // take their token from their client's bucket before the fence check.
+    let auth = match delegated_auth(&args.serving, &config).await {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     let registry = Registry::new();
     let rest_metrics = match register_process_and_client_metrics(&registry) {
         Ok(m) => m,
@@ -291,10 +484,10 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let listener = match tokio::net::TcpListener::bind(args.admin_address).await {
+    let listener = match crate::serving::bind(&args.serving).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: --admin-address {}: {e}", args.admin_address);
+            eprintln!("error: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
@@ -321,7 +514,9 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             scheduler_name: args.scheduler_name.clone(),
             identity: identity.clone(),
             profile,
+            other_profiles,
             percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
+            queue,
             bind_concurrency: 16,
             shutdown_grace: Duration::from_secs(10),
             seed: rand_seed(),
@@ -342,11 +537,7 @@ pub async fn run(args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
                 registry: admin_registry,
                 probes,
             });
-        tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                error!(error = %e, "Admin HTTP server failed");
-            }
-        });
+        tokio::spawn(crate::serving::serve(listener, app, auth));
     };
     let outcome = run_replica(client, cfg, &registry, on_start, shutdown_signal()).await;
     match outcome {

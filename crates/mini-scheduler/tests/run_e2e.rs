@@ -1,5 +1,6 @@
 //! `mini-scheduler run` as a process against the in-memory API test double: it binds a pending
-//! pod, serves /metrics and /readyz, and on SIGTERM stops, releases its Lease and exits 0.
+//! pod, serves /metrics and /readyz (plain HTTP with --insecure-dev-http; the secure port is
+//! tested in serving.rs), and on SIGTERM stops, releases its Lease and exits 0.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -99,8 +100,11 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
             "run",
             "--kubeconfig",
             kubeconfig.to_str().unwrap(),
-            "--admin-address",
-            &format!("127.0.0.1:{port}"),
+            "--insecure-dev-http",
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            &port.to_string(),
             "--leader-elect-lease-duration",
             "6s",
             "--leader-elect-renew-deadline",
@@ -143,7 +147,14 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
     })
     .await;
     assert_eq!(code, 200);
-    let (code, metrics) = http_get(port, "/metrics").await.unwrap();
+    // The pod is bound in the API before the scheduler's loop has handled the bind's outcome
+    // (the Scheduled event is written in between): wait for the last metric that outcome records.
+    let (code, metrics) = wait_for("the bound pod's metrics", async || {
+        http_get(port, "/metrics").await.filter(|(_, m)| {
+            m.contains(r#"scheduler_pod_scheduling_duration_seconds_count{attempts="1"} 1"#)
+        })
+    })
+    .await;
     assert_eq!(code, 200);
     assert!(
         metrics.contains(
@@ -332,10 +343,161 @@ async fn run_reloads_the_policy_file_and_survives_a_bad_one() {
         "the rejection names file:line:column: {stderr}"
     );
     assert!(stderr.contains("Reloaded policy in force"), "{stderr}");
+    // The old flag still serves plain HTTP, with a warning.
+    assert!(
+        stderr.contains("Flag --admin-address has been deprecated"),
+        "{stderr}"
+    );
     // At INFO (-v 0) no per-pod lines: bindings are V(2).
     assert!(
         !stderr.contains("Successfully bound pod to node"),
         "{stderr}"
     );
     api.shutdown().await;
+}
+
+/// The demo cluster (`config/demo-cluster.yaml`, names generated and requests defaulted as
+/// `simulate` does) in a fresh API double: every node, Service, ReplicaSet and pod.
+async fn demo_api() -> ApiServer {
+    let mut cluster = scheduler::sim::Cluster::default();
+    scheduler::sim::files::parse_cluster_text(
+        &mut cluster,
+        "demo-cluster.yaml",
+        include_str!("../../../config/demo-cluster.yaml"),
+    )
+    .unwrap();
+    scheduler::sim::generate_names(&mut cluster, 0);
+    let api = ApiServer::start().await;
+    for n in &cluster.nodes {
+        api.seed(n).unwrap();
+    }
+    for s in &cluster.services {
+        api.seed(s).unwrap();
+    }
+    for r in &cluster.replica_sets {
+        api.seed(r).unwrap();
+    }
+    for p in &mut cluster.pods {
+        scheduler::sim::default_requests_from_limits(p);
+        api.seed(p).unwrap();
+    }
+    api
+}
+
+/// Starts `mini-scheduler run` against `api` with `extra` flags, waits until the pods that were
+/// pending for `mini-scheduler` stop being bound (none for 3 s, or `expect` of them bound),
+/// stops it, and returns pod → node of those pods.
+async fn bindings_of_run(
+    api: &ApiServer,
+    dir: &std::path::Path,
+    extra: &[&str],
+    expect: Option<usize>,
+) -> BTreeMap<String, String> {
+    let pending: Vec<String> = api
+        .list::<Pod>()
+        .into_iter()
+        .filter(|p| {
+            let s = p.spec.as_ref().unwrap();
+            s.node_name.is_none() && s.scheduler_name.as_deref() == Some("mini-scheduler")
+        })
+        .map(|p| p.metadata.name.unwrap())
+        .collect();
+    assert!(pending.len() >= 5, "{pending:?}");
+    let kubeconfig = dir.join("kubeconfig");
+    api.write_kubeconfig(&kubeconfig).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+        .args(["run", "--kubeconfig", kubeconfig.to_str().unwrap()])
+        .args(["--admin-address", &format!("127.0.0.1:{port}")])
+        .args(["--leader-elect=false"])
+        .args(extra)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let bound = || -> BTreeMap<String, String> {
+        api.list::<Pod>()
+            .into_iter()
+            .filter(|p| pending.contains(p.metadata.name.as_ref().unwrap()))
+            .filter_map(|p| Some((p.metadata.name?, p.spec?.node_name?)))
+            .collect()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let (mut last, mut since) = (bound(), tokio::time::Instant::now());
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = bound();
+        if expect.is_some_and(|n| now.len() >= n) {
+            last = now;
+            break;
+        }
+        if now != last {
+            (last, since) = (now, tokio::time::Instant::now());
+        } else if expect.is_none() && !last.is_empty() && since.elapsed() > Duration::from_secs(3) {
+            break;
+        }
+    }
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    last
+}
+
+/// `run --config` with the sample policy converted (`policy convert`) binds the same pods to
+/// the same nodes as `run --policy-config-file` with the policy itself (issue 17's round trip
+/// in cluster mode); the demo cluster's placements have no ties, so the runs' random
+/// tie-break seeds do not matter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_config_binds_like_the_policy_it_was_converted_from() {
+    let dir =
+        std::env::temp_dir().join(format!("mini-scheduler-e2e-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../config/policy-config-file.json"
+    );
+    let converted = std::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+        .args(["policy", "convert", policy])
+        .output()
+        .unwrap();
+    assert!(converted.status.success(), "{converted:?}");
+    // With --config, the file's clientConnection and leaderElection replace the flags (v1.22).
+    let kubeconfig = dir.join("kubeconfig");
+    let mut text = String::from_utf8(converted.stdout).unwrap();
+    text.push_str(&format!(
+        "clientConnection:\n  kubeconfig: {}\nleaderElection:\n  leaderElect: false\n",
+        kubeconfig.display()
+    ));
+    let config = dir.join("kube-scheduler-config.yaml");
+    std::fs::write(&config, text).unwrap();
+
+    let api = demo_api().await;
+    let by_policy = bindings_of_run(&api, &dir, &["--policy-config-file", policy], None).await;
+    api.shutdown().await;
+    assert!(by_policy.len() >= 5, "{by_policy:?}");
+
+    let api = demo_api().await;
+    let by_config = bindings_of_run(
+        &api,
+        &dir,
+        &["--config", config.to_str().unwrap()],
+        Some(by_policy.len()),
+    )
+    .await;
+    api.shutdown().await;
+    assert_eq!(by_config, by_policy);
+
+    // Both files at once: a usage error, as in kube-scheduler v1.22.
+    let both = std::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+        .args(["run", "--policy-config-file", policy, "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

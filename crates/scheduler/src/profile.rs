@@ -213,6 +213,42 @@ impl Profile {
     }
 }
 
+/// One scheduling profile by name: pods whose `spec.schedulerName` is `scheduler_name` are
+/// scheduled with `profile` (kube-scheduler's `profile.Map`), by `simulate` and in cluster mode.
+#[derive(Debug, Clone)]
+pub struct SchedulerProfile {
+    /// The profile's scheduler name.
+    pub scheduler_name: String,
+    /// Its framework and extenders (from a Policy, or a configuration profile).
+    pub profile: Profile,
+    /// Its own `percentageOfNodesToScore` (v1 profiles), else the run's.
+    pub percentage_of_nodes_to_score: Option<i32>,
+}
+
+impl SchedulerProfile {
+    /// Every profile of a loaded `KubeSchedulerConfiguration`, in file order, each built like a
+    /// Policy's (plugins, then the configuration's extenders). `origin` names the file.
+    ///
+    /// # Errors
+    /// The first profile that does not build, as [`Profile::from_resolved`].
+    pub fn from_config(
+        config: &crate::config::LoadedConfig,
+        origin: &str,
+    ) -> Result<Vec<SchedulerProfile>, ProfileError> {
+        config
+            .profiles
+            .iter()
+            .map(|p| {
+                Ok(SchedulerProfile {
+                    scheduler_name: p.scheduler_name.clone(),
+                    profile: Profile::from_resolved(p.resolved.clone(), origin)?,
+                    percentage_of_nodes_to_score: p.percentage_of_nodes_to_score,
+                })
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -432,24 +432,3 @@ fn pending_pods_and_labels() {
         ["active", "backoff", "unschedulable"]
     );
 }
-
-/// `scheduler_queue_incoming_pods_total`'s events, as v1.22's queue counts them.
-#[test]
-fn incoming_pods_are_counted_by_queue_and_event() {
-    let mut q = PriorityQueue::default();
-    let t0 = Instant::now();
-    q.add(pi("a", 0), t0);
-    q.add(pi("b", 0), t0);
-    let a = q.pop().unwrap();
-    let cycle = q.scheduling_cycle();
-    q.add_unschedulable_if_not_present(a, cycle, t0).unwrap();
-    q.move_all_to_active_or_backoff(ClusterEvent::NodeAdd, t0, None);
-    q.flush_backoff(t0 + secs(30));
-    let want = BTreeMap::from([
-        (("active", "PodAdd"), 2),
-        (("unschedulable", "ScheduleAttemptFailure"), 1),
-        (("backoff", "NodeAdd"), 1),
-        (("active", "BackoffComplete"), 1),
-    ]);
-    assert_eq!(q.incoming_pods(), &want);
-}

@@ -26,6 +26,9 @@
 //! `allowWatchBookmarks`, `timeoutSeconds`, `sendInitialEvents`), POST, PUT, PATCH
 //! (`application/merge-patch+json`, `application/strategic-merge-patch+json`), DELETE.
 //! Every error body is a `metav1.Status` worded as kube-apiserver words it.
+//! authentication.k8s.io/v1 `tokenreviews` and authorization.k8s.io/v1 `subjectaccessreviews`
+//! (create only) answer from the tokens of [`ApiServer::add_token`] and the non-resource grants
+//! of [`ApiServer::grant_non_resource`] (see `reviews.rs`).
 //!
 //! # Client identity
 //! A request's client identity is the `x-client-identity` header if present, else the text inside
@@ -63,6 +66,7 @@
 mod faults;
 mod requests;
 pub mod resources;
+mod reviews;
 pub mod selectors;
 pub mod status;
 mod store;
@@ -89,6 +93,7 @@ use faults::{FaultTable, RequestInfo};
 pub use requests::RequestRecord;
 pub use resources::Resource;
 use resources::{Target, parse_path};
+pub use reviews::{NonResourceGrant, Subject};
 use selectors::{FieldSelector, LabelSelector};
 pub use status::ApiError;
 pub use store::WriteRecord;
@@ -107,6 +112,8 @@ struct Shared {
     requests: Mutex<Vec<RequestRecord>>,
     faults: Arc<FaultTable>,
     bookmark_interval: Option<Duration>,
+    /// Tokens and non-resource grants of TokenReview / SubjectAccessReview.
+    reviews: Mutex<reviews::Reviews>,
 }
 
 impl Shared {
@@ -163,6 +170,7 @@ impl ApiServerBuilder {
             requests: Mutex::new(Vec::new()),
             faults: Arc::new(FaultTable::default()),
             bookmark_interval: self.bookmark_interval,
+            reviews: Mutex::new(reviews::Reviews::default()),
         });
         let router = Router::new()
             .fallback(handle)
@@ -292,6 +300,35 @@ impl ApiServer {
     /// If the client cannot be built (invalid identity).
     pub fn client(&self, identity: &str) -> kube::Client {
         kube::Client::try_from(self.config(identity)).expect("kube client for the test API server")
+    }
+
+    /// A bearer token that TokenReviews authenticate as `username` (uid `<username>-uid`) in
+    /// `groups` (`system:authenticated` is added to the answer).
+    pub fn add_token(&self, token: &str, username: &str, groups: &[&str]) {
+        let mut r = self
+            .shared
+            .reviews
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        r.tokens.insert(
+            token.to_string(),
+            reviews::TokenUser {
+                username: username.to_string(),
+                uid: format!("{username}-uid"),
+                groups: groups.iter().map(|g| g.to_string()).collect(),
+            },
+        );
+    }
+
+    /// A ClusterRole rule with `nonResourceURLs`, bound to a user or group, that
+    /// SubjectAccessReviews decide with.
+    pub fn grant_non_resource(&self, grant: NonResourceGrant) {
+        let mut r = self
+            .shared
+            .reviews
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        r.grants.push(grant);
     }
 
     /// Fault controls for one client identity.
@@ -727,6 +764,50 @@ async fn handle(
         })
 }
 
+/// A TokenReview or SubjectAccessReview request (see [`reviews`]), recorded as the `create` of
+/// its resource.
+fn review(
+    shared: &Shared,
+    client: &str,
+    method: &Method,
+    uri: &Uri,
+    (group, resource): (&str, &str),
+    body: &[u8],
+) -> Response {
+    {
+        let mut all = shared.requests.lock().unwrap_or_else(|e| e.into_inner());
+        let seq = all.len() as u64;
+        all.push(RequestRecord {
+            seq,
+            client: client.to_string(),
+            verb: if method == Method::POST {
+                "create".into()
+            } else {
+                method.as_str().to_ascii_lowercase()
+            },
+            api_group: Some(group.to_string()),
+            resource: Some(resource.to_string()),
+            subresource: None,
+            namespace: None,
+            name: None,
+            path: uri.path().to_string(),
+        });
+    }
+    if method != Method::POST {
+        return error_response(&ApiError::method_not_allowed());
+    }
+    let reviews = shared.reviews.lock().unwrap_or_else(|e| e.into_inner());
+    let answer = if resource == "tokenreviews" {
+        reviews.token_review(body)
+    } else {
+        reviews.subject_access_review(body)
+    };
+    match answer {
+        Ok((code, v)) => json_response(code, &v),
+        Err(e) => error_response(&e),
+    }
+}
+
 async fn handle_request(
     shared: Arc<Shared>,
     method: Method,
@@ -735,6 +816,9 @@ async fn handle_request(
     body: Bytes,
 ) -> Response {
     let client = identity(&headers);
+    if let Some((group, resource)) = reviews::review_resource(uri.path()) {
+        return review(&shared, &client, &method, &uri, (group, resource), &body);
+    }
     let target = parse_path(uri.path());
     {
         let mut r = requests::record(&client, &method, uri.path(), uri.query(), target.as_ref());

@@ -221,6 +221,25 @@ impl EventRecorder {
         }
     }
 
+    /// The recorder for the pods of the profile named `controller` (kube-scheduler gives each
+    /// profile a recorder named after its scheduler): the same client, instance and series
+    /// cache (series are keyed by their `reportingController`).
+    pub fn reporting_as(&self, controller: &str) -> EventRecorder {
+        EventRecorder {
+            controller: controller.to_string(),
+            ..self.clone()
+        }
+    }
+
+    /// The recorder for events about `pod`: reporting as the pod's `spec.schedulerName` (the
+    /// profile that schedules it), or as this recorder's controller if it has none.
+    pub fn for_pod(&self, pod: &core::Pod) -> EventRecorder {
+        match pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()) {
+            Some(name) if !name.is_empty() && name != self.controller => self.reporting_as(name),
+            _ => self.clone(),
+        }
+    }
+
     fn cache(&self) -> MutexGuard<'_, SeriesCache> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -81,6 +81,10 @@ pub(super) struct EventHandlers {
     pub(super) nominator: crate::preemption::Nominator,
     /// PodDisruptionBudgets by key, as preemption reads them.
     pub(super) pdbs: std::collections::BTreeMap<String, crate::preemption::Pdb>,
+    /// The profiles' scheduler names: pending pods naming another are not ours (v1.22
+    /// `responsibleForPod`). Empty: every pod the pending watch delivers (its field selector
+    /// names the one profile).
+    scheduler_names: Vec<String>,
 }
 
 /// An object's `metadata.resourceVersion` as a number (the API double's and etcd's are
@@ -103,7 +107,24 @@ impl EventHandlers {
             assigned_rv: 0,
             nominator: crate::preemption::Nominator::new(),
             pdbs: std::collections::BTreeMap::new(),
+            scheduler_names: Vec::new(),
         }
+    }
+
+    /// Only pending pods whose `spec.schedulerName` is one of `names` are queued (for a pending
+    /// watch that cannot select them by name: several profiles).
+    pub(super) fn with_scheduler_names(mut self, names: Vec<String>) -> EventHandlers {
+        self.scheduler_names = names;
+        self
+    }
+
+    /// `p` is a pending pod of one of our profiles.
+    fn responsible_for(&self, p: &core::Pod) -> bool {
+        self.scheduler_names.is_empty()
+            || p.spec
+                .as_ref()
+                .and_then(|s| s.scheduler_name.as_deref())
+                .is_some_and(|n| self.scheduler_names.iter().any(|s| s == n))
     }
 
     /// Every watch has listed once.
@@ -190,7 +211,11 @@ impl EventHandlers {
                     self.remove_pending(&gone);
                 }
                 match ev {
-                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => self.upsert_pending(p, now),
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
+                        if self.responsible_for(&p) {
+                            self.upsert_pending(p, now);
+                        }
+                    }
                     WatchEvent::Delete(p) => self.remove_pending(&key_of(&p)),
                     WatchEvent::Init | WatchEvent::InitDone => {}
                 }
@@ -705,5 +730,48 @@ mod tests {
             .unwrap();
         h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
         assert_eq!(h.queue.pending_pods().unschedulable, 1);
+    }
+    /// With several profiles the pending watch delivers every pending pod: only those whose
+    /// `schedulerName` names a profile are queued (v1.22 `responsibleForPod`); a relist keeps
+    /// them apart the same way.
+    #[test]
+    fn several_profiles_queue_only_their_pods() {
+        let now = Instant::now();
+        let mut h = handlers().with_scheduler_names(vec!["a".into(), "b".into()]);
+        sync_all(&mut h, now);
+        let named = |name: &str, scheduler: Option<&str>| {
+            let mut p = pod(name, None);
+            if let Some(s) = p.spec.as_mut() {
+                s.scheduler_name = scheduler.map(str::to_string);
+            }
+            p
+        };
+        for (name, scheduler) in [
+            ("pa", Some("a")),
+            ("pb", Some("b")),
+            ("pc", Some("c")),
+            ("pn", None),
+        ] {
+            h.handle(
+                WatchMsg::PendingPod(WatchEvent::Apply(named(name, scheduler))),
+                now,
+            );
+        }
+        let mut queued: Vec<&str> = h.pending.keys().map(String::as_str).collect();
+        queued.sort_unstable();
+        assert_eq!(queued, ["default/pa", "default/pb"]);
+        assert_eq!(h.queue.pending_pods().active, 2);
+        h.handle(WatchMsg::PendingPod(WatchEvent::Init), now);
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::InitApply(named("pc", Some("c")))),
+            now,
+        );
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::InitApply(named("pb", Some("b")))),
+            now,
+        );
+        h.handle(WatchMsg::PendingPod(WatchEvent::InitDone), now);
+        let queued: Vec<&str> = h.pending.keys().map(String::as_str).collect();
+        assert_eq!(queued, ["default/pb"]);
     }
 }

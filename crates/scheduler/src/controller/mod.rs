@@ -7,7 +7,8 @@
 //! Follows `pkg/scheduler/scheduler.go`, `schedule_one.go` and `eventhandlers.go` (v1.22):
 //!
 //! - watches: nodes; pods assigned to a node and not `Succeeded`/`Failed` (whoever scheduled
-//!   them); pending pods with our `schedulerName` and no node; Services, ReplicationControllers,
+//!   them); pending pods with one of our profiles' `schedulerName`s and no node (each
+//!   scheduled with its profile, [`RunConfig::other_profiles`]); Services, ReplicationControllers,
 //!   ReplicaSets and StatefulSets; PersistentVolumes, PersistentVolumeClaims, StorageClasses
 //!   and CSINodes. Every replica keeps them warm; only the leader schedules.
 //! - VolumeBinding: Reserve assumes the pod's PV/PVC bindings with the pod; before the Binding,
@@ -89,21 +90,28 @@ use self::report::{REASON_UNSCHEDULABLE, Reporter, record_scheduled};
 use self::watch::Msg;
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::framework::PodInfo;
-use crate::profile::{PROFILE_NAME, Profile};
+use crate::profile::{PROFILE_NAME, Profile, SchedulerProfile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
 
 /// Settings of [`run`].
 #[derive(Clone)]
 pub struct RunConfig {
-    /// Pods with this `spec.schedulerName` are ours.
+    /// Pods with this `spec.schedulerName` are scheduled with [`RunConfig::profile`].
     pub scheduler_name: String,
     /// This replica's identity (the election identity), written on Bindings and events.
     pub identity: String,
-    /// The profile built from the Policy ([`Profile::load`]); a hot reload replaces it.
+    /// The (first) profile, built from the Policy ([`Profile::load`]) or a configuration's
+    /// first profile; a hot reload replaces it.
     pub profile: Profile,
-    /// `percentageOfNodesToScore` (0 = adaptive).
+    /// A `KubeSchedulerConfiguration`'s further profiles: pods whose `spec.schedulerName`
+    /// names one are scheduled with it (kube-scheduler's `profile.Map`); their events report
+    /// as that name. Empty with a Policy.
+    pub other_profiles: Vec<SchedulerProfile>,
+    /// `percentageOfNodesToScore` (0 = adaptive), for profiles without their own.
     pub percentage_of_nodes_to_score: i32,
+    /// The queue's backoff (`podInitialBackoffSeconds`, `podMaxBackoffSeconds`).
+    pub queue: QueueConfig,
     /// Bindings in flight at most.
     pub bind_concurrency: usize,
     /// How long in-flight bindings may take to finish at shutdown.
@@ -199,7 +207,10 @@ pub async fn run(
         event_limiter,
     } = clients;
     let (tx, mut rx) = mpsc::channel::<Msg>(4096);
-    let mut watches = watch::spawn_watches(&reads, &cfg.scheduler_name, &tx);
+    let scheduler_names: Vec<String> = std::iter::once(cfg.scheduler_name.clone())
+        .chain(cfg.other_profiles.iter().map(|p| p.scheduler_name.clone()))
+        .collect();
+    let mut watches = watch::spawn_watches(&reads, &scheduler_names, &tx);
     let recorder = events::EventRecorder::new(
         event_client,
         cfg.scheduler_name.clone(),
@@ -208,6 +219,7 @@ pub async fn run(
     let seed = cfg.seed;
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
     algo.set_extenders(cfg.profile.extenders.clone());
+    let queue = PriorityQueue::new(cfg.queue);
     let mut s = Scheduler {
         algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
@@ -217,10 +229,12 @@ pub async fn run(
             identity: cfg.identity.clone(),
         }),
         cfg,
-        h: EventHandlers::new(
-            Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)),
-            PriorityQueue::new(QueueConfig::default()),
-        ),
+        h: EventHandlers::new(Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)), queue)
+            .with_scheduler_names(if scheduler_names.len() > 1 {
+                scheduler_names
+            } else {
+                Vec::new()
+            }),
         metrics,
         report: Reporter {
             client,
@@ -379,6 +393,23 @@ async fn policy_changed(rx: &mut Option<reload::PolicyUpdates>) -> bool {
     match rx {
         Some(rx) => rx.changed().await.is_ok(),
         None => std::future::pending().await,
+    }
+}
+
+/// The profile that schedules `pod` (by its `spec.schedulerName`; the first profile for any
+/// other name, which the watches do not deliver) and its `percentageOfNodesToScore`.
+fn profile_of<'a>(cfg: &'a RunConfig, pod: &PodInfo) -> (&'a Profile, i32) {
+    match cfg
+        .other_profiles
+        .iter()
+        .find(|p| p.scheduler_name == pod.scheduler_name)
+    {
+        Some(p) if pod.scheduler_name != cfg.scheduler_name => (
+            &p.profile,
+            p.percentage_of_nodes_to_score
+                .unwrap_or(cfg.percentage_of_nodes_to_score),
+        ),
+        _ => (&cfg.profile, cfg.percentage_of_nodes_to_score),
     }
 }
 
@@ -541,7 +572,9 @@ impl Scheduler {
             return;
         }
         let start = std::time::Instant::now();
-        let profile = &self.cfg.profile;
+        let (profile, percentage) = profile_of(&self.cfg, &pod);
+        self.algo.percentage_of_nodes_to_score = percentage;
+        self.algo.set_extenders(profile.extenders.clone());
         let nominated = &self.h.nominator;
         let result = if !crate::extender::cycle_calls_extenders(&profile.extenders, &pod) {
             self.algo.schedule_with_nominated(
@@ -611,11 +644,13 @@ impl Scheduler {
                     .observe_attempt("scheduled", PROFILE_NAME, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
-                let binder: Arc<dyn Binder> =
-                    match crate::extender::binder_for(&self.cfg.profile.extenders, &pod) {
-                        Some(ext) => Arc::new(ExtenderBinder(ext.clone())),
-                        None => self.api_binder.clone(),
-                    };
+                let binder: Arc<dyn Binder> = match crate::extender::binder_for(
+                    &profile_of(&self.cfg, &pod).0.extenders,
+                    &pod,
+                ) {
+                    Some(ext) => Arc::new(ExtenderBinder(ext.clone())),
+                    None => self.api_binder.clone(),
+                };
                 self.spawn_bind(
                     BindJob {
                         pod,
@@ -682,7 +717,7 @@ impl Scheduler {
             .cloned()
             .unwrap_or_else(|| pod.clone());
         let pdbs: Vec<crate::preemption::Pdb> = self.h.pdbs.values().cloned().collect();
-        let framework = self.cfg.profile.framework.clone();
+        let framework = profile_of(&self.cfg, &pod).0.framework.clone();
         let pf = self.preemption.post_filter(
             &framework,
             self.h.cache.snapshot(),

@@ -62,6 +62,7 @@ impl Reporter {
         let r = self.clone();
         tokio::spawn(async move {
             r.recorder
+                .for_pod(&pod)
                 .publish(
                     &pod,
                     "Warning",
@@ -227,6 +228,7 @@ pub(super) async fn record_scheduled(
 ) {
     let note = format!("Successfully assigned {} to {}", pod.key(), node);
     recorder
+        .for_pod(&pod.pod)
         .publish(&pod.pod, "Normal", "Scheduled", "Binding", note, || {
             admit(event_limiter, guard)
         })

@@ -165,16 +165,23 @@ pub(super) fn list_assigned_for_barrier(reads: &Client, tx: &mpsc::Sender<Msg>, 
     });
 }
 
-/// Start every watch on `reads`: nodes; assigned pods; pending pods of `scheduler_name`; the
-/// kinds the cache mirrors. Each forwards its events on `tx` until the receiver closes.
+/// Start every watch on `reads`: nodes; assigned pods; pending pods (of the one scheduler name
+/// in `scheduler_names`, selected by the API server; with several, every pending pod, which
+/// the event handlers filter by name as v1.22's `responsibleForPod` does, since a field
+/// selector cannot name a set); the kinds the cache mirrors. Each forwards its events on `tx`
+/// until the receiver closes.
 pub(super) fn spawn_watches(
     reads: &Client,
-    scheduler_name: &str,
+    scheduler_names: &[String],
     tx: &mpsc::Sender<Msg>,
 ) -> JoinSet<()> {
     let mut tasks = JoinSet::new();
+    let by_name = match scheduler_names {
+        [one] => format!("spec.schedulerName={one},"),
+        _ => String::new(),
+    };
     let pending = watcher::Config::default().fields(&format!(
-        "spec.schedulerName={scheduler_name},spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"
+        "{by_name}spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"
     ));
     let assigned = watcher::Config::default().fields(ASSIGNED_PODS);
     let all = watcher::Config::default;

@@ -43,7 +43,7 @@ use thiserror::Error;
 use crate::cache::Cache;
 use crate::framework::{NodeInfo, PodInfo};
 use crate::policy::ResolvedPolicy;
-use crate::profile::{Profile, ProfileError};
+use crate::profile::{Profile, ProfileError, SchedulerProfile};
 use crate::schedule_one::{Algorithm, ScheduleError};
 use crate::snapshot::{Snapshot, SnapshotError};
 
@@ -311,24 +311,12 @@ impl PodHeader {
     }
 }
 
-/// One profile of a simulation: pods whose `spec.schedulerName` is `scheduler_name` are
-/// scheduled with `profile`.
-#[derive(Debug, Clone)]
-pub struct SimProfile {
-    /// The profile's scheduler name.
-    pub scheduler_name: String,
-    /// Its framework and extenders (from a Policy, or a configuration profile).
-    pub profile: Profile,
-    /// Its own `percentageOfNodesToScore` (v1 profiles), else the run's.
-    pub percentage_of_nodes_to_score: Option<i32>,
-}
-
 /// A simulation run, handing out one [`PodOutcome`] at a time (it is an [`Iterator`]): first
 /// the pods decided without scheduling (skipped, malformed), in input order, then each queued
 /// pod as it is scheduled. [`Simulation::summary`] gives the totals once every outcome has been
 /// taken.
 pub struct Simulation {
-    profiles: Vec<SimProfile>,
+    profiles: Vec<SchedulerProfile>,
     /// The run's `percentageOfNodesToScore`, for profiles without their own.
     percentage_of_nodes_to_score: i32,
     /// The cluster state: placements go through the cache's assume, as in cluster mode.
@@ -387,7 +375,7 @@ impl Simulation {
         cfg: &SimulationConfig,
         options: replay::ReplayOptions,
     ) -> Result<Self, SimError> {
-        let profile = SimProfile {
+        let profile = SchedulerProfile {
             scheduler_name: cfg.scheduler_name.clone(),
             profile: profile.clone(),
             percentage_of_nodes_to_score: None,
@@ -406,7 +394,7 @@ impl Simulation {
     /// As [`Simulation::new`].
     pub fn with_profiles(
         cluster: Cluster,
-        profiles: Vec<SimProfile>,
+        profiles: Vec<SchedulerProfile>,
         cfg: &SimulationConfig,
     ) -> Result<Self, SimError> {
         Self::with_profiles_replay(cluster, profiles, cfg, replay::ReplayOptions::default())
@@ -418,7 +406,7 @@ impl Simulation {
     /// As [`Simulation::with_replay`].
     pub fn with_profiles_replay(
         mut cluster: Cluster,
-        profiles: Vec<SimProfile>,
+        profiles: Vec<SchedulerProfile>,
         cfg: &SimulationConfig,
         options: replay::ReplayOptions,
     ) -> Result<Self, SimError> {
