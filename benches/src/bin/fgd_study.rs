@@ -6,6 +6,7 @@
 //! ```sh
 //! cargo run --release -p benches --bin fgd_study            # writes docs/gpu-study/
 //! cargo run --release -p benches --bin fgd_study -- --traces default --seeds 42-43
+//! cargo run --release -p benches --bin fgd_study -- --resume   # finish an interrupted study
 //! ```
 //!
 //! Each run: the GPU node list, one pod list, the policy file `config/policies/gpu/<p>.yaml`,
@@ -52,7 +53,8 @@ const TRACES: &[&str] = &[
     "gpuspec33",
 ];
 
-/// Policy file stem, display name, the authors' `sc_policy` (none for ours), tie-break.
+/// Policy file stem, display name, the authors' `sc_policy` (none for ours), tie-break: the
+/// paper's six, then ours.
 const POLICIES: &[(&str, &str, Option<&str>, TieBreak)] = &[
     ("random", "Random", Some("01-Random"), TieBreak::Random),
     (
@@ -80,6 +82,8 @@ const POLICIES: &[(&str, &str, Option<&str>, TieBreak)] = &[
         TieBreak::NodeName,
     ),
     ("fgd", "FGD", Some("06-FGD"), TieBreak::NodeName),
+    // Ours: FGD with ties broken toward packing (BestFit at weight 1).
+    ("fgd-bestfit", "fgd-bestfit", None, TieBreak::NodeName),
 ];
 
 /// Arrived workload grid of the results, % of GPU capacity.
@@ -103,7 +107,7 @@ struct Args {
     /// Traces, comma-separated (default: the paper's 17).
     #[arg(long, value_delimiter = ',')]
     traces: Vec<String>,
-    /// Policy file stems, comma-separated (default: the paper's six).
+    /// Policy file stems, comma-separated (default: the paper's six and ours, `fgd-bestfit`).
     #[arg(long, value_delimiter = ',')]
     policies: Vec<String>,
     /// Seeds as `FIRST-LAST`.
@@ -115,6 +119,10 @@ struct Args {
     /// Worker threads (default: the available cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Keep the runs already in `<out>/study.csv` (each run is appended there as it finishes)
+    /// and run only the missing ones: an interrupted study picks up where it stopped.
+    #[arg(long)]
+    resume: bool,
 }
 
 /// One run's results.
@@ -233,6 +241,73 @@ fn authors(expected: &Path) -> BTreeMap<(String, String), Vec<f64>> {
     out
 }
 
+/// The header of `study.csv`.
+fn csv_header() -> String {
+    let mut h = String::from("trace,policy,seed,seconds,pods,failed");
+    for x in 0..=GRID_MAX {
+        h.push_str(&format!(",unalloc_{x}"));
+    }
+    for x in FRAG_POINTS {
+        h.push_str(&format!(",frag_{x}"));
+    }
+    h.push('\n');
+    h
+}
+
+/// Arrived points whose fragmentation `study.csv` keeps.
+const FRAG_POINTS: [usize; 3] = [75, 100, 130];
+
+/// One `study.csv` row.
+fn csv_row(r: &RunResult) -> String {
+    let mut row = format!(
+        "{},{},{},{:.3},{},{}",
+        r.trace, r.policy, r.seed, r.seconds, r.pods, r.failed
+    );
+    for v in &r.unallocated {
+        row.push_str(&format!(",{v:.4}"));
+    }
+    for x in FRAG_POINTS {
+        row.push_str(&format!(",{:.4}", r.fragment[x]));
+    }
+    row.push('\n');
+    row
+}
+
+/// The runs of an earlier `study.csv` (rows that do not parse are skipped, to be rerun).
+fn read_runs(path: &Path) -> Vec<RunResult> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            if f.len() != 6 + GRID_MAX + 1 + FRAG_POINTS.len() {
+                return None;
+            }
+            let num = |s: &str| s.parse::<f64>().ok();
+            let unallocated = f[6..6 + GRID_MAX + 1]
+                .iter()
+                .map(|s| num(s))
+                .collect::<Option<Vec<f64>>>()?;
+            let mut fragment = vec![f64::NAN; GRID_MAX + 1];
+            for (k, x) in FRAG_POINTS.iter().enumerate() {
+                fragment[*x] = num(f[6 + GRID_MAX + 1 + k])?;
+            }
+            Some(RunResult {
+                trace: f[0].to_string(),
+                policy: f[1].to_string(),
+                seed: f[2].parse().ok()?,
+                seconds: num(f[3])?,
+                pods: f[4].parse().ok()?,
+                failed: f[5].parse().ok()?,
+                unallocated,
+                fragment,
+            })
+        })
+        .collect()
+}
+
 fn mean_sd(v: &[f64]) -> (f64, f64) {
     let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
     if v.is_empty() {
@@ -272,12 +347,15 @@ fn line_chart(
     path: &Path,
     results: &[RunResult],
     policies: &[String],
+    seeds: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "Default trace: unallocated GPU vs arrived workload (median, 25-75 % band, 10 seeds)",
+            format!(
+                "Default trace: unallocated GPU vs arrived workload (median, 25-75 % band, {seeds})"
+            ),
             ("sans-serif", 18),
         )
         .margin(15)
@@ -349,6 +427,7 @@ fn bar_chart(
     theirs: &BTreeMap<(String, String), (f64, f64)>,
     traces: &[String],
     policies: &[String],
+    seeds: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let per = policies.len() as f64 + 1.0;
     let width = (traces.len() as f64 * per * 24.0 + 160.0) as u32;
@@ -364,7 +443,9 @@ fn bar_chart(
     let xmax = traces.len() as f64 * per;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "Unallocated GPU at 100 % arrived, mean of 10 seeds: ours (solid) beside the authors' (light, outlined)",
+            format!(
+                "Unallocated GPU at 100 % arrived, mean of {seeds}: ours (solid) beside the authors' (light, outlined; seeds 42-51)"
+            ),
             ("sans-serif", 18),
         )
         .margin(15)
@@ -460,22 +541,59 @@ fn main() {
         })
         .collect();
     let clusters: Vec<Cluster> = traces.iter().map(|t| load_trace(&args.data, t)).collect();
-    let jobs: Vec<(usize, usize, u64)> = (0..traces.len())
-        .flat_map(|t| {
-            let seeds = &seeds;
-            (0..policies.len()).flat_map(move |p| seeds.iter().map(move |&s| (t, p, s)))
+    std::fs::create_dir_all(&args.out).expect("creating the output directory");
+    let csv_path = args.out.join("study.csv");
+    // Earlier runs outside this selection (other seeds, traces or policies) are dropped.
+    let earlier: Vec<RunResult> = if args.resume {
+        read_runs(&csv_path)
+            .into_iter()
+            .filter(|r| {
+                seeds.contains(&r.seed)
+                    && traces.contains(&r.trace)
+                    && stems.iter().any(|s| policy_name(s) == r.policy)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let done = |t: usize, p: usize, seed: u64| {
+        earlier.iter().any(|r| {
+            r.trace == traces[t] && r.policy == policy_name(&policies[p].0) && r.seed == seed
         })
+    };
+    // Seed-major: an interrupted study has whole seeds (every trace and policy) done.
+    let jobs: Vec<(usize, usize, u64)> = seeds
+        .iter()
+        .flat_map(|&s| {
+            let n_policies = policies.len();
+            (0..traces.len()).flat_map(move |t| (0..n_policies).map(move |p| (t, p, s)))
+        })
+        .filter(|&(t, p, s)| !done(t, p, s))
         .collect();
+    // Each run is appended as it finishes; the file is rewritten sorted at the end.
+    let mut start_csv = csv_header();
+    for r in &earlier {
+        start_csv.push_str(&csv_row(r));
+    }
+    std::fs::write(&csv_path, start_csv).expect("writing study.csv");
+    let csv_file = Mutex::new(
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&csv_path)
+            .expect("opening study.csv"),
+    );
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     eprintln!(
-        "{} runs ({} traces x {} policies x {} seeds) on {threads} threads",
+        "{} runs ({} traces x {} policies x {} seeds, {} already in {}) on {threads} threads",
         jobs.len(),
         traces.len(),
         policies.len(),
-        seeds.len()
+        seeds.len(),
+        earlier.len(),
+        csv_path.display()
     );
     let started = Instant::now();
     let next = AtomicUsize::new(0);
@@ -509,6 +627,12 @@ fn main() {
                         r.policy,
                         r.unallocated[100]
                     );
+                    {
+                        use std::io::Write;
+                        let mut f = csv_file.lock().expect("study.csv");
+                        f.write_all(csv_row(&r).as_bytes())
+                            .expect("appending to study.csv");
+                    }
                     results.lock().expect("results").push(r);
                 }
             });
@@ -516,6 +640,7 @@ fn main() {
     });
     let total = started.elapsed().as_secs_f64();
     let mut results = results.into_inner().expect("results");
+    results.extend(earlier);
     results.sort_by(|a, b| {
         (traces.iter().position(|t| *t == a.trace), &a.policy, a.seed).cmp(&(
             traces.iter().position(|t| *t == b.trace),
@@ -525,28 +650,10 @@ fn main() {
     });
     let names: Vec<String> = stems.iter().map(|s| policy_name(s)).collect();
 
-    std::fs::create_dir_all(&args.out).expect("creating the output directory");
-    // CSV: one row per run.
-    let mut csv = String::from("trace,policy,seed,seconds,pods,failed");
-    for x in 0..=GRID_MAX {
-        csv.push_str(&format!(",unalloc_{x}"));
-    }
-    for x in [75, 100, 130] {
-        csv.push_str(&format!(",frag_{x}"));
-    }
-    csv.push('\n');
+    // CSV: one row per run, sorted.
+    let mut csv = csv_header();
     for r in &results {
-        csv.push_str(&format!(
-            "{},{},{},{:.3},{},{}",
-            r.trace, r.policy, r.seed, r.seconds, r.pods, r.failed
-        ));
-        for v in &r.unallocated {
-            csv.push_str(&format!(",{v:.4}"));
-        }
-        for x in [75, 100, 130] {
-            csv.push_str(&format!(",{:.4}", r.fragment[x]));
-        }
-        csv.push('\n');
+        csv.push_str(&csv_row(r));
     }
     std::fs::write(args.out.join("study.csv"), csv).expect("writing study.csv");
 
@@ -600,10 +707,16 @@ fn main() {
     std::fs::write(args.out.join("table.md"), &md).expect("writing table.md");
     print!("{md}");
 
+    let seeds_label = if first == last {
+        format!("seed {first}")
+    } else {
+        format!("seeds {first}-{last}")
+    };
     line_chart(
         &args.out.join("unallocated-vs-arrived.svg"),
         &results,
         &names,
+        &seeds_label,
     )
     .expect("drawing the line chart");
     bar_chart(
@@ -612,6 +725,7 @@ fn main() {
         &theirs,
         &traces,
         &names,
+        &seeds_label,
     )
     .expect("drawing the bar chart");
     eprintln!("wrote {}", args.out.display());

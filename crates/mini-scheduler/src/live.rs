@@ -10,8 +10,6 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
     Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
 };
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::api::{Api, ListParams};
 use serde::Serialize;
@@ -37,9 +35,10 @@ where
 
 /// The live cluster as one `v1 List` JSON document: nodes and pods (required: an error names
 /// the kind), then Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces,
-/// PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, PriorityClasses and
-/// PodDisruptionBudgets (the last two for preemption). A kind that cannot be listed, e.g. for
-/// lack of RBAC, is left out with a warning in the returned list.
+/// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes. A kind that cannot be
+/// listed, e.g. for lack of RBAC, is left out with a warning in the returned list. Live pods
+/// carry `spec.priority` (set at admission), so PriorityClasses are not needed; PodDisruption-
+/// Budgets are not read yet, so a what-if preemption ignores them.
 ///
 /// # Errors
 /// The kind and the API error when nodes or pods cannot be listed.
@@ -73,8 +72,6 @@ pub async fn snapshot(client: &kube::Client) -> Result<(String, Vec<String>), St
     optional!(PersistentVolumeClaim, "persistentvolumeclaims");
     optional!(StorageClass, "storageclasses");
     optional!(CSINode, "csinodes");
-    optional!(PriorityClass, "priorityclasses");
-    optional!(PodDisruptionBudget, "poddisruptionbudgets");
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
     Ok((list.to_string(), warnings))
 }

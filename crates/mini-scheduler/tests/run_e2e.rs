@@ -412,7 +412,8 @@ async fn bindings_of_run(
         .port();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
         .args(["run", "--kubeconfig", kubeconfig.to_str().unwrap()])
-        .args(["--admin-address", &format!("127.0.0.1:{port}")])
+        .args(["--insecure-dev-http", "--bind-address", "127.0.0.1"])
+        .args(["--secure-port", &port.to_string()])
         .args(["--leader-elect=false"])
         .args(extra)
         .env_remove("RUST_LOG")

@@ -15,7 +15,9 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
 use crate::framework::plugins::gpu_frag::TypicalPods;
-use crate::framework::types::{NodeInfo, PodInfo, TaintEffect};
+use crate::framework::types::{
+    GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo, RESOURCE_GPU, RESOURCE_GPU_MILLI, TaintEffect,
+};
 use crate::labels::{LabelSelector, Labels};
 use crate::volume::VolumeIndex;
 
@@ -68,6 +70,15 @@ pub struct NodeHot {
     pub pod_count: u32,
     /// [`NodeHot::UNSCHEDULABLE`] | [`NodeHot::FILTER_TAINTS`] | [`NodeHot::OTHER_OVERCOMMIT`].
     pub flags: u32,
+    /// Allocatable minus requested `nvidia.com/gpu` (fit accounting), devices.
+    pub free_gpu: i64,
+    /// Allocatable minus requested `alibabacloud.com/gpu-milli` (fit accounting), milli-GPU.
+    pub free_gpu_milli: i64,
+    /// Counted devices with nothing on them.
+    pub gpu_idle: u32,
+    /// The largest free share of a counted device, milli-GPU; `u32::MAX` on a node that does
+    /// not count its devices (there `GpuShare` lets every share through).
+    pub gpu_free_max: u32,
 }
 
 impl NodeHot {
@@ -114,6 +125,25 @@ impl NodeHot {
             } else {
                 0
             }) | (if over { Self::OTHER_OVERCOMMIT } else { 0 }),
+            free_gpu: n
+                .allocatable
+                .scalar(RESOURCE_GPU)
+                .saturating_sub(n.requested.scalar(RESOURCE_GPU)),
+            free_gpu_milli: n
+                .allocatable
+                .scalar(RESOURCE_GPU_MILLI)
+                .saturating_sub(n.requested.scalar(RESOURCE_GPU_MILLI)),
+            // (Saturating low keeps the fast check conservative.)
+            gpu_idle: u32::try_from(n.gpu_used.iter().filter(|&&u| u == 0).count()).unwrap_or(0),
+            gpu_free_max: if n.gpu_used.is_empty() {
+                u32::MAX
+            } else {
+                n.gpu_used
+                    .iter()
+                    .map(|&u| GPU_MILLI_PER_DEVICE.saturating_sub(u))
+                    .max()
+                    .unwrap_or(0)
+            },
         }
     }
 }

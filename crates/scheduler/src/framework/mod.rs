@@ -188,6 +188,13 @@ pub struct FastCheck {
     /// When set, the node passes only if it has room for one more pod and for this many more
     /// millicores of cpu and bytes of memory of fit requests.
     pub fits: Option<(i64, i64)>,
+    /// When set, the node passes only if this many more `nvidia.com/gpu` (devices) and
+    /// `alibabacloud.com/gpu-milli` (milli-GPU) of fit requests are free
+    /// ([`NodeHot::free_gpu`](crate::snapshot::NodeHot::free_gpu)).
+    pub gpu_fits: Option<(i64, i64)>,
+    /// When set, the node passes only if its devices have room for this request: `count` idle
+    /// devices for whole GPUs, one device with `milli` free for a share (`GpuShare`).
+    pub gpu_devices: Option<GpuRequest>,
 }
 
 impl FastCheck {
@@ -198,6 +205,17 @@ impl FastCheck {
             fits: match (self.fits, other.fits) {
                 (None, f) | (f, None) => f,
                 (Some((c1, m1)), Some((c2, m2))) => Some((c1.max(c2), m1.max(m2))),
+            },
+            gpu_fits: match (self.gpu_fits, other.gpu_fits) {
+                (None, f) | (f, None) => f,
+                (Some((g1, m1)), Some((g2, m2))) => Some((g1.max(g2), m1.max(m2))),
+            },
+            gpu_devices: match (self.gpu_devices, other.gpu_devices) {
+                (None, d) | (d, None) => d,
+                (Some(a), Some(b)) => Some(GpuRequest {
+                    count: a.count.max(b.count),
+                    milli: a.milli.max(b.milli),
+                }),
             },
         }
     }
@@ -210,6 +228,16 @@ impl FastCheck {
                 i64::from(h.pod_count) < h.alloc_pods
                     && h.alloc_milli_cpu >= cpu.saturating_add(h.req_milli_cpu)
                     && h.alloc_memory >= mem.saturating_add(h.req_memory)
+            })
+            && self
+                .gpu_fits
+                .is_none_or(|(gpu, milli)| h.free_gpu >= gpu && h.free_gpu_milli >= milli)
+            && self.gpu_devices.is_none_or(|r| {
+                if r.milli >= GPU_MILLI_PER_DEVICE {
+                    h.gpu_idle >= r.count
+                } else {
+                    r.count <= 1 && h.gpu_free_max >= r.milli
+                }
             })
     }
 }

@@ -159,6 +159,7 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
         plugins::gpu_fgd::NAME_STRANDING => {
             Box::new(plugins::gpu_fgd::GpuFragmentation::stranding())
         }
+        plugins::gpu_fgd::NAME_FINE => Box::new(plugins::gpu_fgd::GpuFragmentation::fine()),
         _ => return None,
     })
 }

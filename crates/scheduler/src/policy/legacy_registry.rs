@@ -81,6 +81,7 @@ pub(super) const PRIORITIES: &[(&str, &str)] = &[
     ("DotProductPriority", "GpuDotProduct"),
     ("EvenPodsSpreadPriority", "PodTopologySpread"),
     ("GpuClusteringPriority", "GpuClustering"),
+    ("GpuFragmentationFinePriority", "GpuFragmentationFine"),
     ("GpuFragmentationPriority", "GpuFragmentation"),
     (
         "GpuFragmentationStrandingPriority",

@@ -37,7 +37,7 @@ pub use nominator::{Nominator, nominated_node_name};
 pub use pdb::{Pdb, filter_pods_with_pdb_violation};
 
 use crate::framework::{Code, Framework, NominatedPods, PodInfo, Status};
-use crate::schedule_one::FitError;
+use crate::schedule_one::{FitError, NodeStatuses};
 use crate::snapshot::Snapshot;
 
 /// The plugin name.
@@ -589,11 +589,7 @@ impl DefaultPreemption {
             statuses.extend(s);
         }
         if candidates.is_empty() {
-            let fit = FitError {
-                pod: pod.key(),
-                num_all_nodes: statuses.len(),
-                node_to_status: statuses,
-            };
+            let fit = FitError::new(pod.key(), statuses.len(), NodeStatuses::Named(statuses));
             let mut r = PostFilterResult::unschedulable(Some(fit.to_string()));
             r.clear_own_nomination = clear_own_nomination;
             return r;

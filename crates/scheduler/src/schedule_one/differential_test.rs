@@ -1,7 +1,8 @@
 //! Randomized differential tests of the scheduling cycle, over many seeds: clusters with zones,
-//! taints, cordons, extended resources and running pods holding host ports; pods with host
-//! ports, node selectors, required and preferred node affinity, topology spread constraints,
-//! extended resources, init containers and overhead. For every pod:
+//! taints, cordons, extended resources, GPU devices and running pods holding host ports and
+//! GPUs; pods with host ports, node selectors, required and preferred node affinity, topology
+//! spread constraints, extended resources, whole GPUs or a GPU share, init containers and
+//! overhead. For every pod:
 //!
 //! - the reference — each filter's PreFilter once, then `filter` on every node in order; each
 //!   score plugin's PreScore, `score` and NormalizeScore on the feasible nodes, weighted — gives
@@ -22,8 +23,8 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::*;
-use crate::framework::ScoreMode;
 use crate::framework::plugins::testutil::{NodeB, PodB, node, pod, snapshot, term};
+use crate::framework::{RESOURCE_GPU, RESOURCE_GPU_MILLI, ScoreMode};
 
 /// Seeds run by `cargo test`; `DIFFERENTIAL_SEEDS=N` runs more.
 const DEFAULT_SEEDS: u64 = 120;
@@ -66,6 +67,18 @@ fn random_node(r: &mut Rng, i: usize) -> NodeB {
     if gpus != "0" {
         res.push((GPU, gpus.as_str()));
     }
+    // Counted GPU devices (per-device accounting by GpuShare), on a third of the nodes; a few
+    // advertise only milli-GPU (no device count).
+    let devices = r.pick(&["1", "2", "4", "8"]).to_string();
+    let milli = (devices.parse::<u32>().unwrap_or(1) * 1000).to_string();
+    match r.below(6) {
+        0 | 1 => {
+            res.push((RESOURCE_GPU, devices.as_str()));
+            res.push((RESOURCE_GPU_MILLI, milli.as_str()));
+        }
+        2 if r.chance(3) => res.push((RESOURCE_GPU_MILLI, milli.as_str())),
+        _ => {}
+    }
     let name = format!("n{i:02}");
     let mut n = node(&name)
         .allocatable(&res)
@@ -105,6 +118,14 @@ fn random_pod(r: &mut Rng, name: &str) -> PodB {
     let mut req = vec![("cpu", cpu.as_str()), ("memory", mem.as_str())];
     if r.chance(4) {
         req.push((GPU, "1"));
+    }
+    // GPU pods: whole devices or a share of one device.
+    let whole = (1 + r.below(3)).to_string();
+    let share = (100 * (1 + r.below(9))).to_string();
+    match r.below(5) {
+        0 => req.push((RESOURCE_GPU, whole.as_str())),
+        1 => req.push((RESOURCE_GPU_MILLI, share.as_str())),
+        _ => {}
     }
     let mut p = pod(name).label("app", app).container(&req);
     if r.chance(3) {
@@ -287,7 +308,7 @@ fn run_seed(fwk: &Framework, seed: u64) {
             (Err(ScheduleError::Fit(fa)), Err(ScheduleError::Fit(fb))) => {
                 assert!(want.feasible.is_empty(), "{at}: reference found nodes");
                 let got: BTreeMap<String, Vec<String>> = fa
-                    .node_to_status
+                    .node_to_status(&snap)
                     .iter()
                     .map(|(n, s)| (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect()))
                     .collect();
@@ -337,5 +358,26 @@ fn mixed_policy_agrees_with_the_reference_over_many_seeds() {
     let fwk = Framework::from_policy(&policy).unwrap();
     for seed in 0..seeds() {
         run_seed(&fwk, 10_000 + seed);
+    }
+}
+
+/// The GPU placement scorers (FGD, BestFit, GpuPacking) with the GPU fit checks: GPU pods take
+/// the combined fast check (GPU resources and devices from the hot rows).
+#[test]
+fn gpu_policy_agrees_with_the_reference_over_many_seeds() {
+    let policy = crate::policy::parse_policy(
+        "inline",
+        r#"{"kind":"Policy","apiVersion":"v1",
+           "predicates":[{"name":"PodFitsResources"},{"name":"MatchNodeSelector"},
+                         {"name":"PodToleratesNodeTaints"},{"name":"CheckNodeUnschedulable"}],
+           "priorities":[{"name":"GpuFragmentationPriority","weight":3},
+                         {"name":"BestFitPriority","weight":2},
+                         {"name":"GpuPackingPriority","weight":1}]}"#,
+    )
+    .unwrap()
+    .resolved;
+    let fwk = Framework::from_policy(&policy).unwrap();
+    for seed in 0..seeds() {
+        run_seed(&fwk, 20_000 + seed);
     }
 }

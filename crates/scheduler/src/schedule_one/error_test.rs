@@ -14,14 +14,16 @@ use crate::schedule_one::Algorithm;
 use crate::snapshot::Snapshot;
 
 fn fit_error(num_all_nodes: usize, statuses: &[(&str, Status)]) -> FitError {
-    FitError {
-        pod: "default/p".into(),
+    FitError::new(
+        "default/p".into(),
         num_all_nodes,
-        node_to_status: statuses
-            .iter()
-            .map(|(n, s)| (n.to_string(), s.clone()))
-            .collect(),
-    }
+        NodeStatuses::Named(
+            statuses
+                .iter()
+                .map(|(n, s)| (n.to_string(), s.clone()))
+                .collect(),
+        ),
+    )
 }
 
 fn unschedulable(reasons: &[&'static str]) -> Status {
@@ -74,8 +76,11 @@ fn test_fit_error_message() {
         .info();
     let err = schedule_err(&fwk, &snap, &p);
     assert_eq!(err.num_all_nodes, 100);
-    assert_eq!(err.node_to_status.len(), 100);
-    for (n, s) in &err.node_to_status {
+    assert_eq!(err.num_failed(), 100);
+    let by_name = err.node_to_status(&snap);
+    assert_eq!(by_name.len(), 100);
+    assert!(by_name.contains_key("machine7"));
+    for (n, s) in &by_name {
         assert_eq!(s.code, Code::Unschedulable, "{n}");
         assert_eq!(
             s.reasons,
@@ -109,7 +114,10 @@ fn test_fit_error_message() {
     };
     let p = pod("p").host_port("", "TCP", 8080).info();
     let err = schedule_err(&fwk, &snap, &p);
-    assert_eq!(err.node_to_status["machine1"].plugin, node_ports::NAME);
+    assert_eq!(
+        err.node_to_status(&snap)["machine1"].plugin,
+        node_ports::NAME
+    );
     assert_eq!(
         err.to_string(),
         "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."

@@ -265,10 +265,13 @@ fn extender_failures_in_fit_error_text() {
          1 node(s) were unschedulable."
     );
     assert_eq!(
-        fe.node_to_status["node2"].code,
+        fe.node_to_status(&snap)["node2"].code,
         Code::UnschedulableAndUnresolvable
     );
-    assert_eq!(fe.node_to_status["node1"].plugin, "NodeUnschedulable");
+    assert_eq!(
+        fe.node_to_status(&snap)["node1"].plugin,
+        "NodeUnschedulable"
+    );
 }
 
 /// prioritizeNodes arithmetic, read from the explanation: plugin total + Σ extender

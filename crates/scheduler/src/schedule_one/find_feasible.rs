@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::error::{FitError, ScheduleError};
+use super::error::{FitError, NodeStatuses, ScheduleError};
 use crate::extender::{self, Extender};
 use crate::framework::{
     Code, CycleState, FastCheck, Framework, NodeInfo, NominatedPods, PodInfo, Status,
@@ -73,16 +73,8 @@ pub(super) fn run_pre_filter_plugins(
             Code::Unschedulable | Code::UnschedulableAndUnresolvable => {
                 let code = s.code;
                 let s = s.with_plugin(f.name());
-                let node_to_status = snapshot
-                    .nodes()
-                    .iter()
-                    .map(|ni| (ni.name.clone(), s.clone()))
-                    .collect();
-                let fit = FitError {
-                    pod: pod.key(),
-                    num_all_nodes: snapshot.len(),
-                    node_to_status,
-                };
+                let statuses = (0..snapshot.len() as u32).map(|i| (i, s.clone())).collect();
+                let fit = FitError::new(pod.key(), snapshot.len(), NodeStatuses::Indexed(statuses));
                 return Err((code, ScheduleError::Fit(fit)));
             }
             _ => {

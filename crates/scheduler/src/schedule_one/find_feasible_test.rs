@@ -152,7 +152,7 @@ fn fast_checks_agree_with_the_per_node_filters() {
             }
             Err(ScheduleError::Fit(fe)) => {
                 let got: BTreeMap<String, Vec<String>> = fe
-                    .node_to_status
+                    .node_to_status(&snap)
                     .iter()
                     .map(|(n, s)| (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect()))
                     .collect();

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-pub use error::{FitError, ScheduleError};
+pub use error::{FitError, NodeStatuses, ScheduleError};
 pub use find_feasible::{
     DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND,
     MIN_FEASIBLE_NODES_TO_FIND, num_feasible_nodes_to_find,
@@ -288,20 +288,12 @@ impl Algorithm {
         });
 
         if self.search.feasible.is_empty() {
-            let node_to_status = match statuses {
-                Some(m) => m,
-                None => self
-                    .search
-                    .failed
-                    .drain(..)
-                    .map(|(ni, s)| (nodes[ni as usize].name.clone(), s))
-                    .collect(),
+            // The statuses move into the error as they are; names only when asked.
+            let statuses = match statuses {
+                Some(m) => NodeStatuses::Named(m),
+                None => NodeStatuses::Indexed(std::mem::take(&mut self.search.failed)),
             };
-            return Err(ScheduleError::Fit(FitError {
-                pod: pod.key(),
-                num_all_nodes: n,
-                node_to_status,
-            }));
+            return Err(ScheduleError::Fit(FitError::new(pod.key(), n, statuses)));
         }
 
         let score_start = std::time::Instant::now();

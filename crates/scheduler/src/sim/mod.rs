@@ -768,7 +768,7 @@ impl Simulation {
             &framework,
             self.cache.snapshot(),
             &pod,
-            &fe.node_to_status,
+            &fe.node_to_status(self.cache.snapshot()),
             &self.pdbs,
             &self.nominator,
         );
@@ -900,7 +900,7 @@ impl Simulation {
                 }
                 let mut o = bare_outcome(pod, PodStatus::Unschedulable, message);
                 o.diagnosis = self.explain.then(|| {
-                    fe.node_to_status
+                    fe.node_to_status(self.cache.snapshot())
                         .iter()
                         .map(|(n, s)| {
                             (n.clone(), s.reasons.iter().map(|r| r.to_string()).collect())

@@ -26,10 +26,16 @@ pub const NAME: &str = "GpuFragmentation";
 /// Plugin name of the variant that also checks memory.
 pub const NAME_STRANDING: &str = "GpuFragmentationStranding";
 
+/// Plugin name of the variant with full resolution (our `GpuFragmentationFinePriority`).
+pub const NAME_FINE: &str = "GpuFragmentationFine";
+
 /// The FGD scorer.
 #[derive(Debug, Default)]
 pub struct GpuFragmentation {
     model: FragModel,
+    /// Score the decrease itself, min–max normalised over the feasible nodes, instead of the
+    /// floored sigmoid (which gives many nodes the same 0..=100 score).
+    fine: bool,
     memo: Mutex<FragMemo>,
 }
 
@@ -43,8 +49,40 @@ impl GpuFragmentation {
     pub fn stranding() -> GpuFragmentation {
         GpuFragmentation {
             model: FragModel { memory: true },
-            memo: Mutex::default(),
+            ..GpuFragmentation::default()
         }
+    }
+
+    /// The full-resolution variant: the raw score is the decrease `Δ` in micro-GPU and
+    /// NormalizeScore maps the feasible nodes' range onto 0..=100 (largest decrease 100), so
+    /// nodes tie only when their decreases are within 1 % of the range.
+    pub fn fine() -> GpuFragmentation {
+        GpuFragmentation {
+            fine: true,
+            ..GpuFragmentation::default()
+        }
+    }
+
+    /// The raw score of a decrease `delta` (milli-GPU).
+    fn raw(&self, delta: f64) -> i64 {
+        if self.fine {
+            (delta * 1000.0).round() as i64
+        } else {
+            fgd_score(delta)
+        }
+    }
+}
+
+/// Min–max normalisation onto 0..=100, the largest raw score 100 (all 100 when they are equal).
+pub fn normalize_min_max(scores: &mut [i64]) {
+    let max = scores.iter().copied().max().unwrap_or(0);
+    let min = scores.iter().copied().min().unwrap_or(0);
+    for s in scores.iter_mut() {
+        *s = if max == min {
+            100
+        } else {
+            (i128::from(*s - min) * 100 / i128::from(max - min)) as i64
+        };
     }
 }
 
@@ -224,6 +262,8 @@ impl ScorePlugin for GpuFragmentation {
     fn name(&self) -> &'static str {
         if self.model.memory {
             NAME_STRANDING
+        } else if self.fine {
+            NAME_FINE
         } else {
             NAME
         }
@@ -245,9 +285,21 @@ impl ScorePlugin for GpuFragmentation {
             .read::<Arc<TypicalPods>>(self.name())
             .ok_or_else(|| Status::error("GpuFragmentation: PreScore state missing"))?;
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(fgd_score(
-            best_delta(&mut memo, tp, self.model, pod, node).0,
-        ))
+        Ok(self.raw(best_delta(&mut memo, tp, self.model, pod, node).0))
+    }
+
+    fn normalize_score(
+        &self,
+        _state: &CycleState,
+        _pod: &PodInfo,
+        _snapshot: &Snapshot,
+        _feasible: &[u32],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        if self.fine {
+            normalize_min_max(scores);
+        }
+        Ok(())
     }
 
     fn score_nodes(
@@ -264,7 +316,7 @@ impl ScorePlugin for GpuFragmentation {
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
         let nodes = snapshot.nodes();
         for (o, &i) in out.iter_mut().zip(feasible) {
-            *o = fgd_score(best_delta(&mut memo, tp, self.model, pod, &nodes[i as usize]).0);
+            *o = self.raw(best_delta(&mut memo, tp, self.model, pod, &nodes[i as usize]).0);
         }
         Ok(())
     }
@@ -298,6 +350,23 @@ mod tests {
     use crate::framework::plugins::gpu_frag::PodShape;
     use crate::framework::plugins::testutil::{node, pod};
     use crate::framework::types::{LABEL_GPU_MODEL, RESOURCE_GPU, RESOURCE_GPU_MILLI};
+
+    /// The fine variant scores the decrease in micro-GPU and spreads the feasible nodes'
+    /// range over 0..=100: decreases of −300, −100 and +100 milli-GPU give 0, 50 and 100 (the
+    /// sigmoid would give 42, 47 and 52).
+    #[test]
+    fn fine_variant_normalises_the_decrease() {
+        let fine = GpuFragmentation::fine();
+        assert_eq!(fine.name(), NAME_FINE);
+        let mut s: Vec<i64> = [-300.0, -100.0, 100.0].map(|d| fine.raw(d)).to_vec();
+        assert_eq!(s, vec![-300_000, -100_000, 100_000]);
+        normalize_min_max(&mut s);
+        assert_eq!(s, vec![0, 50, 100]);
+        assert_eq!([-300.0, -100.0, 100.0].map(fgd_score), [42, 47, 52]);
+        let mut same = vec![7, 7];
+        normalize_min_max(&mut same);
+        assert_eq!(same, vec![100, 100]);
+    }
 
     #[test]
     fn sigmoid_score() {

@@ -14,7 +14,7 @@
 //! free devices.
 
 use crate::framework::NodeInfo;
-use crate::framework::{Code, CycleState, FilterPlugin, PodInfo, Status};
+use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
 use crate::snapshot::Snapshot;
 
 /// Plugin name.
@@ -39,6 +39,15 @@ impl FilterPlugin for GpuShare {
         } else {
             Status::success()
         }
+    }
+
+    fn fast_check(&self, pod: &PodInfo) -> Option<FastCheck> {
+        // A share spread over several devices needs the per-device check.
+        let g = pod.gpu;
+        (g.count <= 1 || g.milli >= crate::framework::GPU_MILLI_PER_DEVICE).then_some(FastCheck {
+            gpu_devices: (g.count > 0).then_some(g),
+            ..FastCheck::default()
+        })
     }
 
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {

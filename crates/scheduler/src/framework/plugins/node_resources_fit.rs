@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use crate::framework::{Code, CycleState, FastCheck, FilterPlugin, PodInfo, Status};
-use crate::framework::{NodeInfo, is_extended_resource_name};
+use crate::framework::{NodeInfo, RESOURCE_GPU, RESOURCE_GPU_MILLI, is_extended_resource_name};
 use crate::snapshot::NodeHot;
 
 /// Plugin name.
@@ -43,48 +43,86 @@ pub fn fits_request(
     ignored: &[String],
 ) -> Vec<InsufficientResource> {
     let mut out = Vec::new();
+    for_each_insufficient(
+        pod,
+        node,
+        ignored,
+        |resource, reason, requested, used, capacity| {
+            out.push(InsufficientResource {
+                resource: resource.to_string(),
+                reason,
+                requested,
+                used,
+                capacity,
+            });
+        },
+    );
+    out
+}
+
+/// The reason text for a scalar resource: static for the GPU resources (a failing GPU pod then
+/// allocates no text per node), else `Insufficient <name>`.
+fn insufficient_scalar(name: &str) -> Cow<'static, str> {
+    match name {
+        RESOURCE_GPU => Cow::Borrowed(REASON_INSUFFICIENT_GPU),
+        RESOURCE_GPU_MILLI => Cow::Borrowed(REASON_INSUFFICIENT_GPU_MILLI),
+        _ => Cow::Owned(format!("Insufficient {name}")),
+    }
+}
+
+const REASON_INSUFFICIENT_GPU: &str = "Insufficient nvidia.com/gpu";
+const REASON_INSUFFICIENT_GPU_MILLI: &str = "Insufficient alibabacloud.com/gpu-milli";
+
+/// `fitsRequest` as a visitor: calls `f(resource, reason, requested, used, capacity)` for every
+/// resource `pod` lacks on `node`, the pod count first, without building a list.
+fn for_each_insufficient(
+    pod: &PodInfo,
+    node: &NodeInfo,
+    ignored: &[String],
+    mut f: impl FnMut(&str, Cow<'static, str>, i64, i64, i64),
+) {
     let pods_on_node = node.pods.len() as i64;
     if pods_on_node + 1 > node.allocatable.allowed_pod_number {
-        out.push(InsufficientResource {
-            resource: "pods".into(),
-            reason: Cow::Borrowed(ERR_REASON_TOO_MANY_PODS),
-            requested: 1,
-            used: pods_on_node,
-            capacity: node.allocatable.allowed_pod_number,
-        });
+        f(
+            "pods",
+            Cow::Borrowed(ERR_REASON_TOO_MANY_PODS),
+            1,
+            pods_on_node,
+            node.allocatable.allowed_pod_number,
+        );
     }
     let req = &pod.requests;
     if req.is_zero_request() {
-        return out;
+        return;
     }
     let a = &node.allocatable;
     let r = &node.requested;
     if a.milli_cpu < req.milli_cpu.saturating_add(r.milli_cpu) {
-        out.push(InsufficientResource {
-            resource: "cpu".into(),
-            reason: Cow::Borrowed("Insufficient cpu"),
-            requested: req.milli_cpu,
-            used: r.milli_cpu,
-            capacity: a.milli_cpu,
-        });
+        f(
+            "cpu",
+            Cow::Borrowed("Insufficient cpu"),
+            req.milli_cpu,
+            r.milli_cpu,
+            a.milli_cpu,
+        );
     }
     if a.memory < req.memory.saturating_add(r.memory) {
-        out.push(InsufficientResource {
-            resource: "memory".into(),
-            reason: Cow::Borrowed("Insufficient memory"),
-            requested: req.memory,
-            used: r.memory,
-            capacity: a.memory,
-        });
+        f(
+            "memory",
+            Cow::Borrowed("Insufficient memory"),
+            req.memory,
+            r.memory,
+            a.memory,
+        );
     }
     if a.ephemeral_storage < req.ephemeral_storage.saturating_add(r.ephemeral_storage) {
-        out.push(InsufficientResource {
-            resource: "ephemeral-storage".into(),
-            reason: Cow::Borrowed("Insufficient ephemeral-storage"),
-            requested: req.ephemeral_storage,
-            used: r.ephemeral_storage,
-            capacity: a.ephemeral_storage,
-        });
+        f(
+            "ephemeral-storage",
+            Cow::Borrowed("Insufficient ephemeral-storage"),
+            req.ephemeral_storage,
+            r.ephemeral_storage,
+            a.ephemeral_storage,
+        );
     }
     for (name, q) in &req.scalar {
         // v1.22 compares zero-quantity requests too; only extended resources can be ignored.
@@ -97,16 +135,9 @@ pub fn fits_request(
         let used = r.scalar(name);
         let cap = a.scalar(name);
         if cap < q.saturating_add(used) {
-            out.push(InsufficientResource {
-                resource: name.clone(),
-                reason: Cow::Owned(format!("Insufficient {name}")),
-                requested: *q,
-                used,
-                capacity: cap,
-            });
+            f(name, insufficient_scalar(name), *q, used, cap);
         }
     }
-    out
 }
 
 impl FilterPlugin for NodeResourcesFit {
@@ -115,37 +146,42 @@ impl FilterPlugin for NodeResourcesFit {
     }
 
     fn fast_check(&self, pod: &PodInfo) -> Option<FastCheck> {
-        // Only for requests of cpu and memory alone; anything else takes the full check.
+        // For requests of cpu, memory and the GPU resources (`nvidia.com/gpu`,
+        // `alibabacloud.com/gpu-milli`, from the node's hot row); anything else takes the full
+        // check. Checking an ignored GPU resource only makes the check more conservative.
         let q = &pod.requests;
-        (q.ephemeral_storage == 0 && q.scalar.is_empty()).then_some(FastCheck {
+        if q.ephemeral_storage != 0 {
+            return None;
+        }
+        let (mut gpu, mut milli) = (0, 0);
+        for (name, v) in &q.scalar {
+            match name.as_str() {
+                RESOURCE_GPU => gpu = *v,
+                RESOURCE_GPU_MILLI => milli = *v,
+                _ => return None,
+            }
+        }
+        Some(FastCheck {
             forbidden_flags: NodeHot::OTHER_OVERCOMMIT,
             fits: Some((q.milli_cpu, q.memory)),
+            gpu_fits: (!q.scalar.is_empty()).then_some((gpu, milli)),
+            gpu_devices: None,
         })
     }
 
     #[inline]
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        // Fast path for the common case: everything fits.
-        let a = &node.allocatable;
-        let r = &node.requested;
-        let q = &pod.requests;
-        if (node.pods.len() as i64) < a.allowed_pod_number
-            && a.milli_cpu >= q.milli_cpu.saturating_add(r.milli_cpu)
-            && a.memory >= q.memory.saturating_add(r.memory)
-            && a.ephemeral_storage >= q.ephemeral_storage.saturating_add(r.ephemeral_storage)
-            && q.scalar
-                .iter()
-                .all(|(name, v)| a.scalar(name) >= v.saturating_add(r.scalar(name)))
-        {
-            return Status::success();
-        }
-        let insufficient = fits_request(pod, node, &self.ignored_resources);
-        if insufficient.is_empty() {
+        // One pass over the resources; nothing is allocated unless one is short.
+        let mut reasons = Vec::new();
+        for_each_insufficient(pod, node, &self.ignored_resources, |_, reason, _, _, _| {
+            reasons.push(reason);
+        });
+        if reasons.is_empty() {
             return Status::success();
         }
         Status {
             code: Code::Unschedulable,
-            reasons: insufficient.into_iter().map(|i| i.reason).collect(),
+            reasons,
             plugin: NAME,
         }
     }

@@ -23,7 +23,7 @@ impl FilterPlugin for NodeUnschedulable {
     fn fast_check(&self, _pod: &PodInfo) -> Option<FastCheck> {
         Some(FastCheck {
             forbidden_flags: NodeHot::UNSCHEDULABLE,
-            fits: None,
+            ..FastCheck::default()
         })
     }
 

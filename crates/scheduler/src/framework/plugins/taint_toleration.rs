@@ -32,7 +32,7 @@ impl FilterPlugin for TaintToleration {
     fn fast_check(&self, _pod: &PodInfo) -> Option<FastCheck> {
         Some(FastCheck {
             forbidden_flags: NodeHot::FILTER_TAINTS,
-            fits: None,
+            ..FastCheck::default()
         })
     }
 
