@@ -722,7 +722,7 @@ impl Scheduler {
             &framework,
             self.h.cache.snapshot(),
             &pod,
-            &fe.node_to_status,
+            &fe.node_to_status(self.h.cache.snapshot()),
             &pdbs,
             &self.h.nominator,
         );
