@@ -4,7 +4,8 @@
 //! takes every API path of `mini-scheduler run` with every plugin of kube-scheduler v1.22's
 //! default profile: the watches, a binding, a binding answered 409 (someone else bound the pod
 //! first), a `Scheduled` event, a `FailedScheduling` event and `PodScheduled=False` status
-//! patch, the same failure again (an event series patch), VolumeBinding's PreBind (a PV bound to
+//! patch, the same failure again (an event series patch), a preemption (a victim deleted, the
+//! PodDisruptionBudget watch), VolumeBinding's PreBind (a PV bound to
 //! a claim, a claim annotated for provisioning, both completed by a miniature PV controller),
 //! Lease acquire, renew, release and takeover. The API test double records every request with the
 //! verb, group, resource, subresource, namespace and name an authorizer checks; the requests of
@@ -357,6 +358,27 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
     .await;
     api.faults(&lead).heal();
 
+    // Preemption: a priority-1000 pod that fits only where a priority-0 filler runs; the
+    // filler is deleted (DELETE pods, a Preempted event), the preemptor nominated and bound.
+    create_pod(&api, &pod("filler", "15")).await;
+    wait_for("the filler bound", WAIT, || {
+        api.get::<Pod>("default", "filler")
+            .and_then(|p| p.spec?.node_name)
+            .is_some()
+    })
+    .await;
+    let mut preemptor = pod("preemptor", "15");
+    preemptor.spec.as_mut().unwrap().priority = Some(1000);
+    create_pod(&api, &preemptor).await;
+    wait_for("the victim deleted and the preemptor bound", WAIT, || {
+        used_by(&api, &lead, "delete", "pods")
+            && api
+                .get::<Pod>("default", "preemptor")
+                .and_then(|p| p.spec?.node_name)
+                .is_some()
+    })
+    .await;
+
     // Renewals, then a graceful shutdown (release) and a takeover by another replica.
     wait_for("a renewal", WAIT, || {
         used_by(&api, &lead, "update", "leases")
@@ -390,6 +412,9 @@ async fn rbac_grants_exactly_what_the_scheduler_calls() {
     for (verb, resource) in [
         ("list", "pods"),
         ("watch", "pods"),
+        ("delete", "pods"),
+        ("list", "poddisruptionbudgets"),
+        ("watch", "poddisruptionbudgets"),
         ("create", "pods/binding"),
         ("patch", "pods/status"),
         ("create", "events"),

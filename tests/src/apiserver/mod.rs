@@ -20,7 +20,8 @@
 //! `replicationcontrollers`, `events`, `persistentvolumes` (+ `status`),
 //! `persistentvolumeclaims` (+ `status`); apps/v1 `replicasets`, `statefulsets`;
 //! coordination.k8s.io/v1 `leases`; events.k8s.io/v1 `events`; storage.k8s.io/v1
-//! `storageclasses`, `csinodes`. Verbs: GET, LIST (with `limit` /
+//! `storageclasses`, `csinodes`; policy/v1 `poddisruptionbudgets` (+ `status`; no disruption
+//! controller runs: tests write the status). Verbs: GET, LIST (with `limit` /
 //! `continue`, `labelSelector`, `fieldSelector`), WATCH (`watch=true`, `resourceVersion`,
 //! `allowWatchBookmarks`, `timeoutSeconds`, `sendInitialEvents`), POST, PUT, PATCH
 //! (`application/merge-patch+json`, `application/strategic-merge-patch+json`), DELETE.

@@ -31,6 +31,8 @@ pub enum Resource {
     StorageClasses,
     /// storage.k8s.io/v1 `csinodes` (cluster-scoped).
     CsiNodes,
+    /// policy/v1 `poddisruptionbudgets` (with `status`, `metadata.generation`).
+    PodDisruptionBudgets,
 }
 
 /// Static description of a [`Resource`].
@@ -113,10 +115,18 @@ static STORAGECLASSES: ResourceInfo = info(
     false,
 );
 static CSINODES: ResourceInfo = info("storage.k8s.io", "csinodes", "CSINode", false, false, false);
+static PDBS: ResourceInfo = info(
+    "policy",
+    "poddisruptionbudgets",
+    "PodDisruptionBudget",
+    true,
+    true,
+    true,
+);
 
 impl Resource {
     /// Every served resource.
-    pub const ALL: [Resource; 14] = [
+    pub const ALL: [Resource; 15] = [
         Resource::Pods,
         Resource::Nodes,
         Resource::Services,
@@ -131,6 +141,7 @@ impl Resource {
         Resource::PersistentVolumeClaims,
         Resource::StorageClasses,
         Resource::CsiNodes,
+        Resource::PodDisruptionBudgets,
     ];
 
     /// The static description of this resource.
@@ -150,6 +161,7 @@ impl Resource {
             Resource::PersistentVolumeClaims => &PVCS,
             Resource::StorageClasses => &STORAGECLASSES,
             Resource::CsiNodes => &CSINODES,
+            Resource::PodDisruptionBudgets => &PDBS,
         }
     }
 

@@ -302,6 +302,30 @@ impl EventRecorder {
         }
     }
 
+    /// [`EventRecorder::publish`] with a `related` object (the preemptor of a `Preempted`
+    /// event, v1.22 `PrepareCandidate`'s `Eventf(victim, pod, ...)`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn publish_related<A, F>(
+        &self,
+        pod: &core::Pod,
+        related: &core::Pod,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: String,
+        admit: A,
+    ) where
+        A: FnMut() -> F,
+        F: Future<Output = bool>,
+    {
+        let mut ev = self.event(pod, type_, reason, action, note);
+        ev.related = Some(related.object_ref(&()));
+        let write = self.cache().record(ev, Instant::now(), Timestamp::now());
+        if let Some(w) = write {
+            self.write(w, admit).await;
+        }
+    }
+
     /// The writes due now from the periodic finish (and, when `refresh`, of every series).
     pub fn housekeeping(&self, refresh: bool) -> Vec<EventWrite> {
         let mut cache = self.cache();

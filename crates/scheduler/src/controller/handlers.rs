@@ -76,6 +76,11 @@ pub(super) struct EventHandlers {
     /// The highest resourceVersion of an assigned-pod watch event handled so far (the read
     /// barrier's LIST applies only if it is newer).
     assigned_rv: u64,
+    /// The pending pods nominated to nodes (the queue's nominator in v1.22): from their
+    /// `status.nominatedNodeName`, or set in memory by preemption before its patch lands.
+    pub(super) nominator: crate::preemption::Nominator,
+    /// PodDisruptionBudgets by key, as preemption reads them.
+    pub(super) pdbs: std::collections::BTreeMap<String, crate::preemption::Pdb>,
     /// The profiles' scheduler names: pending pods naming another are not ours (v1.22
     /// `responsibleForPod`). Empty: every pod the pending watch delivers (its field selector
     /// names the one profile).
@@ -100,6 +105,8 @@ impl EventHandlers {
             malformed: HashMap::new(),
             latest_pending: HashMap::new(),
             assigned_rv: 0,
+            nominator: crate::preemption::Nominator::new(),
+            pdbs: std::collections::BTreeMap::new(),
             scheduler_names: Vec::new(),
         }
     }
@@ -222,6 +229,21 @@ impl EventHandlers {
             WatchMsg::Pvc(ev) => self.mirror(ev, now),
             WatchMsg::StorageClass(ev) => self.mirror(ev, now),
             WatchMsg::CsiNode(ev) => self.mirror(ev, now),
+            WatchMsg::Pdb(ev) => {
+                for gone in self.track(Kind::PodDisruptionBudgets, &ev) {
+                    self.pdbs.remove(&gone);
+                }
+                match ev {
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
+                        self.pdbs
+                            .insert(key_of(&p), crate::preemption::Pdb::from_k8s(&p));
+                    }
+                    WatchEvent::Delete(p) => {
+                        self.pdbs.remove(&key_of(&p));
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => {}
+                }
+            }
         }
     }
 
@@ -236,6 +258,7 @@ impl EventHandlers {
                 // Bound by someone else (or by us): no longer pending.
                 if let Some(old) = self.pending.remove(&key) {
                     self.queue.delete(&old);
+                    self.nominator.delete_nominated_pod_if_exists(&old.uid);
                 }
                 if let Err(e) = self.cache.add_pod(pi.clone()) {
                     debug!(pod = %key, error = %e, "Cache refused assigned pod");
@@ -349,6 +372,7 @@ impl EventHandlers {
         self.latest_pending.remove(key);
         if let Some(pi) = self.pending.remove(key) {
             self.queue.delete(&pi);
+            self.nominator.delete_nominated_pod_if_exists(&pi.uid);
         }
     }
 
@@ -377,6 +401,12 @@ impl EventHandlers {
                 }
                 let pi = Arc::new(pi);
                 let old = self.pending.insert(key, pi.clone());
+                // The queue's Add / Update keep the nominator in step (v1.22
+                // `AddNominatedPod(pod, "")` / `UpdateNominatedPod`).
+                match &old {
+                    Some(o) => self.nominator.update_nominated_pod(o, pi.clone()),
+                    None => self.nominator.add_nominated_pod(pi.clone(), ""),
+                }
                 if old.is_some() {
                     self.queue.update(old.as_deref(), pi, now);
                 } else {
@@ -542,6 +572,7 @@ mod tests {
                 ]
             },
             || vec![WatchMsg::CsiNode(Init), WatchMsg::CsiNode(InitDone)],
+            || vec![WatchMsg::Pdb(Init), WatchMsg::Pdb(InitDone)],
         ];
         for (i, f) in msgs.iter().enumerate() {
             assert!(!h.synced(), "synced before watch {i} listed");

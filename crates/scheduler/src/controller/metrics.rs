@@ -13,6 +13,9 @@
 //! - `scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}`,
 //!   `ExponentialBuckets(0.0001, 2, 12)`;
 //! - `scheduler_scheduler_cache_size{type}` (`nodes`, `pods`, `assumed_pods`);
+//! - `scheduler_preemption_attempts_total` (every DefaultPreemption PostFilter call) and
+//!   `scheduler_preemption_victims` (victims of each carried-out preemption),
+//!   `LinearBuckets(5, 5, 10)`;
 //!
 //! client-go's `rest_client_requests_total{code,method,host}` and
 //! `rest_client_request_duration_seconds{verb,url}` (`ExponentialBuckets(0.001, 2, 10)`,
@@ -78,6 +81,12 @@ pub struct SchedulerMetrics {
     /// consistent LIST of the assigned pods, at or past the Lease acquisition's resourceVersion,
     /// applied to the cache.
     pub read_barrier_duration: Histogram,
+    /// `scheduler_preemption_attempts_total`: DefaultPreemption PostFilter calls, eligible or
+    /// not (v1.22 `PreemptionAttempts`).
+    pub preemption_attempts: prometheus::IntCounter,
+    /// `scheduler_preemption_victims`: the number of victims of each preemption whose
+    /// deletions all succeeded (v1.22 `PreemptionVictims`).
+    pub preemption_victims: Histogram,
     /// The incoming counts already added to `queue_incoming_pods` (the queue keeps running
     /// totals; each publish adds the difference).
     incoming_published: Arc<Mutex<BTreeMap<(&'static str, &'static str), u64>>>,
@@ -173,6 +182,14 @@ impl SchedulerMetrics {
                 )
                 .buckets(prometheus::exponential_buckets(0.001, 2.0, 16)?),
             )?,
+            preemption_attempts: prometheus::IntCounter::new(
+                "scheduler_preemption_attempts_total",
+                "Total preemption attempts in the cluster till now",
+            )?,
+            preemption_victims: Histogram::with_opts(
+                HistogramOpts::new("scheduler_preemption_victims", "Number of selected preemption victims")
+                    .buckets(prometheus::linear_buckets(5.0, 5.0, 10)?),
+            )?,
             incoming_published: Arc::default(),
         };
         registry.register(Box::new(m.schedule_attempts.clone()))?;
@@ -185,6 +202,8 @@ impl SchedulerMetrics {
         registry.register(Box::new(m.cache_size.clone()))?;
         registry.register(Box::new(m.extension_point_duration.clone()))?;
         registry.register(Box::new(m.read_barrier_duration.clone()))?;
+        registry.register(Box::new(m.preemption_attempts.clone()))?;
+        registry.register(Box::new(m.preemption_victims.clone()))?;
         Ok(m)
     }
 
@@ -475,6 +494,8 @@ mod tests {
             .with_label_values(&["Filter", "Success", "mini-scheduler"])
             .observe(0.001);
         m.read_barrier_duration.observe(0.01);
+        m.preemption_attempts.inc();
+        m.preemption_victims.observe(2.0);
         rest.requests
             .with_label_values(&["200", "GET", "10.0.0.1:6443"])
             .inc();
@@ -485,7 +506,13 @@ mod tests {
 
         /// Family name, sorted label names, histogram upper bounds.
         type Case<'a> = (&'a str, &'a [&'a str], Option<Vec<f64>>);
-        let cases: [Case; 11] = [
+        let cases: [Case; 13] = [
+            ("scheduler_preemption_attempts_total", &[], None),
+            (
+                "scheduler_preemption_victims",
+                &[],
+                Some((1..=10).map(|i| 5.0 * f64::from(i)).collect()),
+            ),
             (
                 "scheduler_schedule_attempts_total",
                 &["profile", "result"],

@@ -32,6 +32,11 @@
 //! - unschedulable pods get a `FailedScheduling` event with the FitError text and
 //!   `PodScheduled=False, reason Unschedulable`; they return to the queue on node add/update, on
 //!   assigned pod deletion, or after at most 5 minutes.
+//! - preemption ([`crate::preemption`], v1.22 `DefaultPreemption`): a pod that fits nowhere may
+//!   evict lower-priority pods from one node; the victims are deleted through the API behind
+//!   the fence (a `Preempted` event each, naming the preemptor), the pod's
+//!   `status.nominatedNodeName` is set with its `FailedScheduling` report, and it binds once the
+//!   deletions make room; PodDisruptionBudgets (`policy/v1`, watched read-only) steer the choice.
 //! - every Binding carries annotations naming the replica and the lease term
 //!   ([`ANNOTATION_SCHEDULED_BY`], [`ANNOTATION_LEASE_UID`], [`ANNOTATION_LEASE_TRANSITIONS`]),
 //!   which the API server copies onto the pod.
@@ -175,6 +180,8 @@ struct Scheduler {
     /// While a new term waits for its read barrier: when it started and the resourceVersion
     /// of the Lease acquisition the LIST must reach (`None`: unknown, any LIST will do).
     barrier: Option<(std::time::Instant, Option<u64>)>,
+    /// The `DefaultPreemption` PostFilter (its offset RNG seeded with the run's seed).
+    preemption: crate::preemption::DefaultPreemption,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -209,6 +216,7 @@ pub async fn run(
         cfg.scheduler_name.clone(),
         cfg.identity.clone(),
     );
+    let seed = cfg.seed;
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);
@@ -242,6 +250,10 @@ pub async fn run(
         read_client: reads,
         assumed_uid: HashMap::new(),
         barrier: None,
+        preemption: crate::preemption::DefaultPreemption::new(
+            crate::preemption::PreemptionArgs::default(),
+            seed,
+        ),
     };
 
     let mut state = leader.state();
@@ -563,15 +575,21 @@ impl Scheduler {
         let (profile, percentage) = profile_of(&self.cfg, &pod);
         self.algo.percentage_of_nodes_to_score = percentage;
         self.algo.set_extenders(profile.extenders.clone());
+        let nominated = &self.h.nominator;
         let result = if !crate::extender::cycle_calls_extenders(&profile.extenders, &pod) {
-            self.algo
-                .schedule(&profile.framework, self.h.cache.snapshot(), &pod, false)
+            self.algo.schedule_with_nominated(
+                &profile.framework,
+                self.h.cache.snapshot(),
+                &pod,
+                false,
+                nominated,
+            )
         } else {
             // Extender calls block (kube-scheduler calls them synchronously in the cycle too):
             // tell the runtime, so the other tasks (watches, bindings, the elector) move on.
             let (algo, fwk, snapshot) =
                 (&mut self.algo, &profile.framework, self.h.cache.snapshot());
-            blocking(|| algo.schedule(fwk, snapshot, &pod, false))
+            blocking(|| algo.schedule_with_nominated(fwk, snapshot, &pod, false, nominated))
         };
         // Each extension point the cycle reached, whatever its outcome (v1.22 observes them in
         // RunPreFilterPlugins, findNodesThatPassFilters, RunPreScorePlugins, RunScorePlugins).
@@ -616,6 +634,8 @@ impl Scheduler {
                     }
                 });
                 let gpu = assumed.gpu_indexes;
+                // assume: DeleteNominatedPodIfExists.
+                self.h.nominator.delete_nominated_pod_if_exists(&pod.uid);
                 self.h.pending.remove(&key);
                 self.h.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
@@ -654,11 +674,88 @@ impl Scheduler {
                     .observe_attempt(result, PROFILE_NAME, start.elapsed().as_secs_f64());
                 let message = e.to_string();
                 debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
+                // PostFilter: DefaultPreemption, when the profile runs it (v1.22 runs it on a
+                // FitError only).
+                let nominated = match &e {
+                    ScheduleError::Fit(fe) => {
+                        crate::preemption::PreemptionArgs::of_profile(&self.cfg.profile.policy.args)
+                            .and_then(|args| self.post_filter(&pod, fe, args))
+                    }
+                    _ => None,
+                };
                 self.requeue(qp);
-                self.report
-                    .failure(pod.pod.clone(), message, REASON_UNSCHEDULABLE);
+                self.report.failure_nominated(
+                    pod.pod.clone(),
+                    message,
+                    REASON_UNSCHEDULABLE,
+                    nominated,
+                );
             }
         }
+    }
+
+    /// `DefaultPreemption.PostFilter` for a pod that fits nowhere, and what `PrepareCandidate`
+    /// and `recordSchedulingFailure` then do: the victims deleted through the API (in the
+    /// background, in order, each behind the fence, each with a `Preempted` event naming the
+    /// preemptor), lower-priority nominations on the chosen node cleared, and the pod nominated
+    /// to it in memory at once (the status patch goes with the `FailedScheduling` report).
+    /// Returns the nominated node. The preemptor is requeued as unschedulable; the victims'
+    /// deletions move it back (`AssignedPodDelete`), and it takes the node when there is room.
+    fn post_filter(
+        &mut self,
+        pod: &Arc<PodInfo>,
+        fe: &crate::schedule_one::FitError,
+        args: crate::preemption::PreemptionArgs,
+    ) -> Option<String> {
+        self.metrics.preemption_attempts.inc();
+        self.preemption.args = args;
+        // `preempt` re-reads the preemptor from the informer: the newest pending version.
+        let pod = self
+            .h
+            .pending
+            .get(&pod.key())
+            .cloned()
+            .unwrap_or_else(|| pod.clone());
+        let pdbs: Vec<crate::preemption::Pdb> = self.h.pdbs.values().cloned().collect();
+        let framework = profile_of(&self.cfg, &pod).0.framework.clone();
+        let pf = self.preemption.post_filter(
+            &framework,
+            self.h.cache.snapshot(),
+            &pod,
+            &fe.node_to_status(self.h.cache.snapshot()),
+            &pdbs,
+            &self.h.nominator,
+        );
+        if pf.clear_own_nomination {
+            self.report
+                .clear_nominated_node_names(vec![pod.pod.clone()]);
+        }
+        let Some(node) = pf.nominated_node else {
+            debug!(pod = %pod.key(), status = %pf.status.message(), "Preemption did not help");
+            return None;
+        };
+        info!(
+            pod = %pod.key(),
+            node = %node,
+            victims = pf.victims.len(),
+            pdb_violations = pf.num_pdb_violations,
+            "Preempting"
+        );
+        self.report.delete_victims(
+            pod.pod.clone(),
+            node.clone(),
+            pf.victims.iter().map(|v| v.pod.clone()).collect(),
+            self.metrics.preemption_victims.clone(),
+        );
+        self.report.clear_nominated_node_names(
+            pf.lower_priority_nominated
+                .iter()
+                .map(|p| p.pod.clone())
+                .collect(),
+        );
+        // recordSchedulingFailure: AddNominatedPod(pod, nominatedNode) before the patch lands.
+        self.h.nominator.add_nominated_pod(pod, &node);
+        Some(node)
     }
 
     /// An attempt that failed after the algorithm chose a node (assume, Reserve): counted as

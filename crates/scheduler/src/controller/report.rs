@@ -44,6 +44,18 @@ impl Reporter {
     /// `reason`: [`REASON_UNSCHEDULABLE`] or [`REASON_SCHEDULER_ERROR`]), written in the
     /// background; each write only if the leadership fence still holds right before it.
     pub(super) fn failure(&self, pod: Arc<core::Pod>, message: String, reason: &'static str) {
+        self.failure_nominated(pod, message, reason, None);
+    }
+
+    /// [`Reporter::failure`] that also sets `status.nominatedNodeName` to `nominated` (v1.22
+    /// `updatePod`: written with the condition, or alone when only the nomination changes).
+    pub(super) fn failure_nominated(
+        &self,
+        pod: Arc<core::Pod>,
+        message: String,
+        reason: &'static str,
+        nominated: Option<String>,
+    ) {
         let Some(guard) = self.leader.leadership() else {
             return;
         };
@@ -61,13 +73,25 @@ impl Reporter {
                 )
                 .await;
             let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
-            let Some(patch) = pod_scheduled_false_patch(
+            let condition = pod_scheduled_false_patch(
                 &pod,
                 reason,
                 &message,
                 k8s_openapi::jiff::Timestamp::now(),
-            ) else {
-                return;
+            );
+            let current = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.as_deref());
+            let nominate = nominated.filter(|n| Some(n.as_str()) != current);
+            let patch = match (condition, nominate) {
+                (None, None) => return,
+                (Some(c), None) => c,
+                (c, Some(n)) => {
+                    let mut p = c.unwrap_or_else(|| serde_json::json!({"status": {}}));
+                    p["status"]["nominatedNodeName"] = serde_json::Value::String(n);
+                    p
+                }
             };
             r.limiter.acquire().await;
             if guard.check().is_err() {
@@ -79,6 +103,91 @@ impl Reporter {
             {
                 debug!(pod = %format!("{ns}/{name}"), error = %e, "Updating PodScheduled condition failed");
             }
+        });
+    }
+
+    /// `util.ClearNominatedNodeName`: a `pods/status` patch removing `nominatedNodeName` from
+    /// each pod that has one, behind the rate limiter and the fence; errors are only logged.
+    pub(super) fn clear_nominated_node_names(&self, pods: Vec<Arc<core::Pod>>) {
+        let Some(guard) = self.leader.leadership() else {
+            return;
+        };
+        let r = self.clone();
+        tokio::spawn(async move {
+            for pod in pods {
+                let has = pod
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.nominated_node_name.as_deref())
+                    .is_some_and(|n| !n.is_empty());
+                if !has {
+                    continue;
+                }
+                r.limiter.acquire().await;
+                if guard.check().is_err() {
+                    return;
+                }
+                let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
+                let patch = serde_json::json!({"status": {"nominatedNodeName": null}});
+                if let Err(e) = Api::<core::Pod>::namespaced(r.client.clone(), &ns)
+                    .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+                    .await
+                {
+                    debug!(pod = %format!("{ns}/{name}"), error = %e, "Cannot clear nominatedNodeName");
+                }
+            }
+        });
+    }
+
+    /// `PrepareCandidate`'s deletions: each victim in turn, a plain `DELETE` (graceful, no UID
+    /// precondition, not an eviction) behind the rate limiter and the fence, then its
+    /// `Preempted` event naming the preemptor. The first failure stops: earlier victims stay
+    /// deleted, and `victims_metric` is not observed. Returns at once; the work runs in the
+    /// background.
+    pub(super) fn delete_victims(
+        &self,
+        preemptor: Arc<core::Pod>,
+        node: String,
+        victims: Vec<Arc<core::Pod>>,
+        victims_metric: prometheus::Histogram,
+    ) {
+        let Some(guard) = self.leader.leadership() else {
+            return;
+        };
+        let r = self.clone();
+        tokio::spawn(async move {
+            let preemptor_key = format!(
+                "{}/{}",
+                preemptor.namespace().unwrap_or_default(),
+                preemptor.name_any()
+            );
+            for victim in &victims {
+                r.limiter.acquire().await;
+                if guard.check().is_err() {
+                    return;
+                }
+                let (ns, name) = (victim.namespace().unwrap_or_default(), victim.name_any());
+                if let Err(e) = Api::<core::Pod>::namespaced(r.client.clone(), &ns)
+                    .delete(&name, &kube::api::DeleteParams::default())
+                    .await
+                {
+                    tracing::error!(pod = %format!("{ns}/{name}"), preemptor = %preemptor_key, error = %e, "Error preempting victim");
+                    return;
+                }
+                let note = format!("Preempted by {preemptor_key} on node {node}");
+                r.recorder
+                    .publish_related(
+                        victim,
+                        &preemptor,
+                        "Normal",
+                        "Preempted",
+                        "Preempting",
+                        note,
+                        || admit(&r.event_limiter, &guard),
+                    )
+                    .await;
+            }
+            victims_metric.observe(victims.len() as f64);
         });
     }
 

@@ -51,11 +51,13 @@ pub(super) enum Kind {
     StorageClasses,
     /// CSINodes.
     CsiNodes,
+    /// PodDisruptionBudgets (`policy/v1`; read by preemption).
+    PodDisruptionBudgets,
 }
 
 impl Kind {
     /// Every kind, each watched once.
-    pub(super) const ALL: [Kind; 12] = [
+    pub(super) const ALL: [Kind; 13] = [
         Kind::Nodes,
         Kind::AssignedPods,
         Kind::PendingPods,
@@ -68,6 +70,7 @@ impl Kind {
         Kind::PersistentVolumeClaims,
         Kind::StorageClasses,
         Kind::CsiNodes,
+        Kind::PodDisruptionBudgets,
     ];
 
     /// The name in logs.
@@ -85,6 +88,7 @@ impl Kind {
             Kind::PersistentVolumeClaims => "persistentvolumeclaims",
             Kind::StorageClasses => "storageclasses",
             Kind::CsiNodes => "csinodes",
+            Kind::PodDisruptionBudgets => "poddisruptionbudgets",
         }
     }
 }
@@ -115,6 +119,8 @@ pub(super) enum WatchMsg {
     StorageClass(WatchEvent<storage::StorageClass>),
     /// [`Kind::CsiNodes`].
     CsiNode(WatchEvent<storage::CSINode>),
+    /// [`Kind::PodDisruptionBudgets`].
+    Pdb(WatchEvent<k8s_openapi::api::policy::v1::PodDisruptionBudget>),
 }
 
 /// What the scheduling task receives: a watch event, or the end of a binding cycle.
@@ -277,6 +283,15 @@ pub(super) fn spawn_watches(
         tx.clone(),
         Kind::CsiNodes,
         WatchMsg::CsiNode,
+    );
+    // PodDisruptionBudgets for preemption (v1.22 `DefaultPreemption`'s PDB lister).
+    spawn_watch(
+        t,
+        Api::all(reads.clone()),
+        all(),
+        tx.clone(),
+        Kind::PodDisruptionBudgets,
+        WatchMsg::Pdb,
     );
     tasks
 }
