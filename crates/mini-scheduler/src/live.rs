@@ -11,6 +11,7 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
     Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
 };
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kube::api::{Api, ListParams};
 use serde::Serialize;
@@ -45,10 +46,10 @@ where
 
 /// The live cluster as one `v1 List` JSON document: nodes and pods (required: an error names
 /// the kind), then Services, ReplicationControllers, ReplicaSets, StatefulSets, Namespaces,
-/// PersistentVolumes, PersistentVolumeClaims, StorageClasses and CSINodes. A kind that cannot be
-/// listed, e.g. for lack of RBAC, is left out with a warning in the returned list. Live pods
-/// carry `spec.priority` (set at admission), so PriorityClasses are not needed; PodDisruption-
-/// Budgets are not read yet, so a what-if preemption ignores them.
+/// PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes and PodDisruptionBudgets
+/// (which preemption reads). A kind that cannot be listed, e.g. for lack of RBAC, is left out
+/// with a warning in the returned list. PriorityClasses are not listed: live pods carry
+/// `spec.priority`, set at admission.
 ///
 /// # Errors
 /// The kind and the API error when nodes or pods cannot be listed.
@@ -82,6 +83,7 @@ pub async fn snapshot(client: &kube::Client) -> Result<(String, Vec<String>), St
     optional!(PersistentVolumeClaim, "persistentvolumeclaims");
     optional!(StorageClass, "storageclasses");
     optional!(CSINode, "csinodes");
+    optional!(PodDisruptionBudget, "poddisruptionbudgets");
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
     Ok((list.to_string(), warnings))
 }
