@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 use scheduler::escape::{escape_control, escape_control_line};
 use scheduler::policy::FeatureGates;
-use scheduler::profile::{PolicySource, Profile, SchedulerProfile};
+use scheduler::profile::{PolicySource, SchedulerProfile};
 use scheduler::sim::{self, Cluster, PodStatus, Simulation, SimulationConfig, Summary};
 
 use crate::{
@@ -351,22 +351,20 @@ pub(crate) fn explain(args: ExplainArgs, gates: &FeatureGates) -> ExitCode {
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
         };
-        let origin = path.display().to_string();
-        let mut profiles = Vec::new();
-        for p in loaded.profiles {
-            match Profile::from_resolved(p.resolved, &origin) {
-                Ok(profile) => profiles.push(SchedulerProfile {
-                    scheduler_name: p.scheduler_name,
-                    profile,
+        match SchedulerProfile::from_config(&loaded, &path.display().to_string()) {
+            // explain scores every node, whatever the file's percentageOfNodesToScore.
+            Ok(profiles) => profiles
+                .into_iter()
+                .map(|p| SchedulerProfile {
                     percentage_of_nodes_to_score: Some(100),
-                }),
-                Err(e) => {
-                    print_error(e);
-                    return ExitCode::from(EXIT_BAD_INPUT);
-                }
+                    ..p
+                })
+                .collect(),
+            Err(e) => {
+                print_error(e);
+                return ExitCode::from(EXIT_BAD_INPUT);
             }
         }
-        profiles
     } else {
         let source = match &args.policy {
             Some(p) => PolicySource::File(p),
