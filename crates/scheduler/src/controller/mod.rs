@@ -717,15 +717,26 @@ impl Scheduler {
             .cloned()
             .unwrap_or_else(|| pod.clone());
         let pdbs: Vec<crate::preemption::Pdb> = self.h.pdbs.values().cloned().collect();
-        let framework = profile_of(&self.cfg, &pod).0.framework.clone();
-        let pf = self.preemption.post_filter(
-            &framework,
-            self.h.cache.snapshot(),
-            &pod,
-            &fe.node_to_status(self.h.cache.snapshot()),
-            &pdbs,
-            &self.h.nominator,
-        );
+        let profile = profile_of(&self.cfg, &pod).0;
+        let (framework, extenders) = (profile.framework.clone(), profile.extenders.clone());
+        // Extenders with a preemptVerb are called synchronously, as in the scheduling cycle.
+        let (preemption, h) = (&mut self.preemption, &self.h);
+        let mut run = || {
+            preemption.post_filter(
+                &framework,
+                h.cache.snapshot(),
+                &pod,
+                &fe.node_to_status(h.cache.snapshot()),
+                &pdbs,
+                &h.nominator,
+                &extenders,
+            )
+        };
+        let pf = if extenders.iter().any(|e| e.supports_preemption()) {
+            blocking(run)
+        } else {
+            run()
+        };
         if pf.clear_own_nomination {
             self.report
                 .clear_nominated_node_names(vec![pod.pod.clone()]);
