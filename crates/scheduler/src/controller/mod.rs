@@ -441,7 +441,7 @@ impl Scheduler {
     /// backoffs; its restart-only fields were left out by the reloader.
     fn apply_policy(&mut self, u: &reload::PolicyUpdate) {
         match &u.change {
-            reload::Change::Policy(profile) => self.cfg.profile = profile.clone(),
+            reload::Change::Policy(profile) => self.cfg.profile = (**profile).clone(),
             reload::Change::Config(c) => {
                 for p in &c.profiles {
                     if p.scheduler_name == self.cfg.scheduler_name {

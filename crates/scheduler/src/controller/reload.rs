@@ -70,7 +70,7 @@ pub struct PolicyUpdate {
 pub enum Change {
     /// A Policy (`--policy-config-file`): the plugins, their arguments and the extenders of the
     /// one profile.
-    Policy(Profile),
+    Policy(Box<Profile>),
     /// A `KubeSchedulerConfiguration` (`--config`).
     Config(ConfigUpdate),
 }
@@ -205,7 +205,7 @@ enum Watched {
     /// `--policy-config-file`, every version resolved under the process's `--feature-gates`.
     Policy {
         /// The policy in force at start (compared once, by the first check).
-        initial: Option<ResolvedPolicy>,
+        initial: Option<Box<ResolvedPolicy>>,
         gates: FeatureGates,
     },
     /// `--config`.
@@ -245,7 +245,7 @@ impl PolicyReloader {
         Self::with(
             path,
             Watched::Policy {
-                initial: Some(running),
+                initial: Some(Box::new(running)),
                 gates,
             },
             metrics,
@@ -434,20 +434,20 @@ fn plugin_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 fn load_policy(
     name: &str,
     text: &str,
-    initial: &mut Option<ResolvedPolicy>,
+    initial: &mut Option<Box<ResolvedPolicy>>,
     gates: &FeatureGates,
 ) -> Result<Option<Change>, String> {
     let source = PolicySource::Text { name, text };
     let loaded = Profile::load(source, gates).map_err(|e| e.to_string())?;
     if let Some(initial) = initial.take()
-        && initial == loaded.profile.policy
+        && *initial == loaded.profile.policy
     {
         return Ok(None);
     }
     for w in loaded.warnings() {
         warn!("{w}");
     }
-    Ok(Some(Change::Policy(loaded.profile)))
+    Ok(Some(Change::Policy(Box::new(loaded.profile))))
 }
 
 /// A configuration version loaded and built as at start ([`parse_config`],
