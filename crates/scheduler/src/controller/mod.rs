@@ -110,6 +110,8 @@ pub struct RunConfig {
     pub other_profiles: Vec<SchedulerProfile>,
     /// `percentageOfNodesToScore` (0 = adaptive), for profiles without their own.
     pub percentage_of_nodes_to_score: i32,
+    /// `parallelism`: workers that filter and score (1 = the scheduling thread alone).
+    pub parallelism: usize,
     /// The queue's backoff (`podInitialBackoffSeconds`, `podMaxBackoffSeconds`).
     pub queue: QueueConfig,
     /// Bindings in flight at most.
@@ -218,6 +220,7 @@ pub async fn run(
     );
     let seed = cfg.seed;
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+    algo.set_parallelism(cfg.parallelism);
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);
     let mut s = Scheduler {
