@@ -114,6 +114,8 @@ pub struct RunConfig {
     /// The first profile's own `percentageOfNodesToScore` (a `v1` configuration profile's),
     /// overriding [`RunConfig::percentage_of_nodes_to_score`] for it. `None` with a Policy.
     pub profile_percentage_of_nodes_to_score: Option<i32>,
+    /// `parallelism`: workers that filter and score (1 = the scheduling thread alone).
+    pub parallelism: usize,
     /// The queue's backoff (`podInitialBackoffSeconds`, `podMaxBackoffSeconds`).
     pub queue: QueueConfig,
     /// Bindings in flight at most.
@@ -223,6 +225,7 @@ pub async fn run(
     );
     let seed = cfg.seed;
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+    algo.set_parallelism(cfg.parallelism);
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);
     let mut s = Scheduler {
