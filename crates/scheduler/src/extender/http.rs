@@ -61,6 +61,7 @@ impl std::fmt::Debug for HttpExtender {
         f.debug_struct("HttpExtender")
             .field("url_prefix", &self.extender_url)
             .field("filter_verb", &self.filter_verb)
+            .field("preempt_verb", &self.preempt_verb)
             .field("prioritize_verb", &self.prioritize_verb)
             .field("bind_verb", &self.bind_verb)
             .field("weight", &self.weight)
