@@ -186,6 +186,13 @@ pub trait Extender: Send + Sync {
         false
     }
 
+    /// `nodeCacheCapable`: the extender caches nodes and is sent their names only. One that is
+    /// not is sent the snapshot's `v1.Node` objects, which cluster mode then keeps
+    /// (`NodeInfo::object`).
+    fn node_cache_capable(&self) -> bool {
+        true
+    }
+
     /// Whether [`Extender::filter`] can remove nodes. `false` when it returns its input
     /// unchanged without a call (no `filterVerb`); the scheduler then skips it, with the same
     /// outcome as calling it. Not part of upstream's interface.

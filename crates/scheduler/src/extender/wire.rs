@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{ExtenderBindingArgs, FailedNodesMap, HostPriority};
-use crate::model::NodeInfo;
+use crate::model::{NodeInfo, PodInfo};
 
 #[derive(Serialize)]
 struct EmptyListMeta {}
@@ -36,11 +36,23 @@ struct ExtenderArgsRef<'a> {
 
 /// The body of a filter or prioritize call: the nodes' names when the extender caches nodes
 /// (`nodeCacheCapable`), else the full Node objects.
+///
+/// # Errors
+/// When the pod's object ([`PodInfo::object`]: kept while it is pending) or, for an extender
+/// that is not `nodeCacheCapable`, a node's object ([`NodeInfo::object`]: kept when such an
+/// extender is configured) is not held, naming it; or when serializing fails.
 pub(crate) fn encode_args(
-    pod: &core::Pod,
+    pod: &PodInfo,
     nodes: &[&NodeInfo],
     node_cache_capable: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
+    use serde::ser::Error as _;
+    let pod = pod.object().ok_or_else(|| {
+        serde_json::Error::custom(format!(
+            "pod {}: its v1.Pod object is not kept once bound",
+            pod.key()
+        ))
+    })?;
     let args = if node_cache_capable {
         ExtenderArgsRef {
             pod,
@@ -52,7 +64,19 @@ pub(crate) fn encode_args(
             pod,
             nodes: Some(NodeListRef {
                 metadata: EmptyListMeta {},
-                items: nodes.iter().map(|n| n.node.as_ref()).collect(),
+                items: nodes
+                    .iter()
+                    .map(|n| {
+                        n.object.as_deref().ok_or_else(|| {
+                            serde_json::Error::custom(format!(
+                                "node {}: its v1.Node object is not kept (an extender that is \
+                                 not nodeCacheCapable must be configured when the scheduler \
+                                 starts)",
+                                n.name
+                            ))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
             }),
             node_names: None,
         }
@@ -332,7 +356,7 @@ mod tests {
         let n2 = node("n2").info();
         let p = pod("p").container(&[("cpu", "100m")]).info();
         let full: Value =
-            serde_json::from_slice(&encode_args(&p.pod, &[&n1, &n2], false).unwrap()).unwrap();
+            serde_json::from_slice(&encode_args(&p, &[&n1, &n2], false).unwrap()).unwrap();
         assert_eq!(full["Pod"]["metadata"]["name"], "p");
         assert_eq!(full["NodeNames"], Value::Null);
         assert_eq!(full["Nodes"]["metadata"], serde_json::json!({}));
@@ -341,7 +365,7 @@ mod tests {
         assert_eq!(items[0]["metadata"]["name"], "n1");
         assert_eq!(items[0]["status"]["allocatable"]["cpu"], "1");
         let names: Value =
-            serde_json::from_slice(&encode_args(&p.pod, &[&n1, &n2], true).unwrap()).unwrap();
+            serde_json::from_slice(&encode_args(&p, &[&n1, &n2], true).unwrap()).unwrap();
         assert_eq!(names["Nodes"], Value::Null);
         assert_eq!(names["NodeNames"], serde_json::json!(["n1", "n2"]));
         let b: Value = serde_json::from_slice(
