@@ -67,6 +67,18 @@ fn the_preemptor_evicts_the_unprotected_pods_and_takes_their_node() {
             .count();
         assert_eq!(preempted, 2);
         assert_eq!(report.summary.by_status["Preempted"], 2);
+        // Each pod counts once, by its last outcome: the two victims as Preempted only.
+        assert_eq!(report.summary.pods, 9);
+        assert_eq!(
+            report.summary.by_status,
+            counts(&[
+                ("Error", 0),
+                ("Preempted", 2),
+                ("Scheduled", 1),
+                ("Skipped", 4),
+                ("Unschedulable", 2)
+            ])
+        );
         // preemptionPolicy: Never (from its class) may not preempt; the default class's pod
         // finds nobody of lower priority.
         for p in ["jobs/nightly-report", "jobs/batch-5"] {
@@ -78,6 +90,116 @@ fn the_preemptor_evicts_the_unprotected_pods_and_takes_their_node() {
             assert_eq!(pods[p].nominated_node_name, None);
         }
     }
+}
+
+fn counts(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+fn prio_pod(name: &str, priority: i32, node: Option<&str>) -> k8s_openapi::api::core::v1::Pod {
+    let mut p = tests::objects::pod(name, &[("cpu", "1")]);
+    let spec = p.spec.as_mut().unwrap();
+    spec.priority = Some(priority);
+    spec.node_name = node.map(String::from);
+    p
+}
+
+/// One 1-cpu node.
+fn one_node_cluster(pods: Vec<k8s_openapi::api::core::v1::Pod>) -> Cluster {
+    Cluster {
+        nodes: vec![tests::objects::node(
+            "node-1",
+            &[("cpu", "1"), ("memory", "1Gi"), ("pods", "10")],
+        )],
+        pods,
+        ..Default::default()
+    }
+}
+
+fn sim_config() -> SimulationConfig {
+    SimulationConfig {
+        scheduler_name: tests::replica::SCHEDULER_NAME.into(),
+        seed: 1,
+        percentage_of_nodes_to_score: 0,
+        explain: false,
+    }
+}
+
+/// A running pod (`Skipped`) evicted by a pending one of higher priority counts once, as
+/// `Preempted`: the counts add up to the pods of the input.
+#[test]
+fn a_preempted_running_pod_counts_once() {
+    let cluster = one_node_cluster(vec![
+        prio_pod("running", 0, Some("node-1")),
+        prio_pod("urgent", 1000, None),
+    ]);
+    let profile =
+        scheduler::profile::Profile::default_provider(&policy::FeatureGates::default()).unwrap();
+    let mut run = sim::Simulation::new(cluster, &profile, &sim_config()).unwrap();
+    let outcomes: Vec<PodOutcome> = run.by_ref().collect();
+    let statuses: Vec<(String, PodStatus)> = outcomes
+        .iter()
+        .map(|o| (o.name.clone(), o.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("running".to_string(), PodStatus::Skipped),
+            ("running".to_string(), PodStatus::Preempted),
+            ("urgent".to_string(), PodStatus::Scheduled),
+        ]
+    );
+    let s = run.summary();
+    assert_eq!(s.pods, 2);
+    assert_eq!(
+        s.by_status,
+        counts(&[
+            ("Error", 0),
+            ("Preempted", 1),
+            ("Scheduled", 1),
+            ("Skipped", 0),
+            ("Unschedulable", 0)
+        ])
+    );
+}
+
+/// With a shuffled queue (the replay options) a pod scheduled by the run can be preempted by a
+/// later one: it then counts as `Preempted`, not also as `Scheduled`.
+#[test]
+fn a_preempted_pod_scheduled_by_the_run_counts_once() {
+    let profile =
+        scheduler::profile::Profile::default_provider(&policy::FeatureGates::default()).unwrap();
+    let mut low_first_seen = false;
+    for seed in 0..16 {
+        let cluster =
+            one_node_cluster(vec![prio_pod("low", 0, None), prio_pod("high", 1000, None)]);
+        let options = sim::replay::ReplayOptions {
+            shuffle_seed: Some(seed),
+            ..Default::default()
+        };
+        let mut run =
+            sim::Simulation::with_replay(cluster, &profile, &sim_config(), options).unwrap();
+        let outcomes: Vec<PodOutcome> = run.by_ref().collect();
+        let s = run.summary();
+        assert_eq!(s.pods, 2, "seed {seed}");
+        assert_eq!(
+            s.by_status.values().sum::<usize>(),
+            2,
+            "seed {seed}: {:?}",
+            s.by_status
+        );
+        if outcomes[0].name == "low" {
+            low_first_seen = true;
+            assert_eq!(outcomes[0].status, PodStatus::Scheduled, "seed {seed}");
+            assert_eq!(outcomes[1].status, PodStatus::Preempted, "seed {seed}");
+            assert_eq!(s.by_status["Scheduled"], 1, "seed {seed}");
+            assert_eq!(s.by_status["Preempted"], 1, "seed {seed}");
+        } else {
+            assert_eq!(s.by_status["Scheduled"], 1, "seed {seed}");
+            assert_eq!(s.by_status["Unschedulable"], 1, "seed {seed}");
+        }
+    }
+    assert!(low_first_seen, "no seed put the low-priority pod first");
 }
 
 #[test]

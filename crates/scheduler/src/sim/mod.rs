@@ -329,7 +329,7 @@ pub struct Simulation {
     total_pods: usize,
     attempted: usize,
     busy: Duration,
-    by_status: BTreeMap<String, usize>,
+    by_status: report::StatusCounts,
     failure_reasons: BTreeMap<String, usize>,
     warnings: Vec<String>,
     pod_width: usize,
@@ -654,10 +654,6 @@ impl Simulation {
         if let Some(first) = profiles.first() {
             algo.set_extenders(first.profile.extenders.clone());
         }
-        let by_status = ["Scheduled", "Unschedulable", "Error", "Skipped"]
-            .into_iter()
-            .map(|s| (s.to_string(), 0))
-            .collect();
         Ok(Simulation {
             profiles,
             percentage_of_nodes_to_score: cfg.percentage_of_nodes_to_score,
@@ -669,7 +665,7 @@ impl Simulation {
             queue: queue.into_iter(),
             total_pods,
             busy: Duration::ZERO,
-            by_status,
+            by_status: report::StatusCounts::new(),
             failure_reasons: BTreeMap::new(),
             warnings,
             pod_width,
@@ -717,7 +713,7 @@ impl Simulation {
         Summary {
             nodes: snapshot.len(),
             pods: self.total_pods,
-            by_status: self.by_status.clone(),
+            by_status: self.by_status.counts().clone(),
             failure_reasons: self.failure_reasons.clone(),
             resources: resource_usage(snapshot),
             gpu: gpu_usage(snapshot),
@@ -882,10 +878,7 @@ impl Iterator for Simulation {
                 }
             }
         };
-        *self
-            .by_status
-            .entry(format!("{:?}", outcome.status))
-            .or_insert(0) += 1;
+        self.by_status.record(&outcome);
         Some(outcome)
     }
 

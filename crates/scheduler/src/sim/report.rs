@@ -1,7 +1,7 @@
 //! The report of a run: one [`PodOutcome`] per input pod and the [`Summary`] with the
 //! cluster's allocation per resource ([`resource_usage`]) and per GPU device ([`gpu_usage`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
@@ -73,6 +73,10 @@ pub struct PodOutcome {
 pub struct PreemptionJson {
     /// The nodes where evicting lower-priority pods makes the pod fit, in dry-run order.
     pub candidates: Vec<PreemptionCandidateJson>,
+    /// What the extenders with a `preemptVerb` left of them (nodes, victims), when any was
+    /// called successfully.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_extenders: Option<Vec<PreemptionCandidateJson>>,
     /// The node chosen (`pickOneNodeForPreemption`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nominated_node: Option<String>,
@@ -134,8 +138,10 @@ pub struct Summary {
     pub nodes: usize,
     /// Pods in the input.
     pub pods: usize,
-    /// Outcomes by status (`Scheduled`, `Unschedulable`, `Error`, `Skipped`, and `Preempted`
-    /// when preemption evicted pods: those pods also have their earlier outcome).
+    /// Pods by their last outcome (`Scheduled`, `Unschedulable`, `Error`, `Skipped`, and
+    /// `Preempted` when preemption evicted pods): each pod counts once, so the counts add up to
+    /// `pods`. A victim has two entries in the report's `pods` (its earlier `Skipped` or
+    /// `Scheduled` outcome, then `Preempted`) but counts only as `Preempted`.
     pub by_status: BTreeMap<String, usize>,
     /// Unschedulable pods by failure reason (a pod counts once per reason).
     pub failure_reasons: BTreeMap<String, usize>,
@@ -164,6 +170,57 @@ pub struct Report {
     /// Warnings (ignored objects, pods on unknown nodes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// [`Summary::by_status`] as outcomes stream out: each pod counted once, by its last outcome.
+#[derive(Debug, Clone)]
+pub(crate) struct StatusCounts {
+    counts: BTreeMap<String, usize>,
+    /// `namespace/name` of the pods this run scheduled: a `Preempted` outcome of one of them
+    /// replaces its `Scheduled`; of any other pod (one running from the start), its `Skipped`.
+    scheduled: HashSet<String>,
+}
+
+impl StatusCounts {
+    /// Zero for `Scheduled`, `Unschedulable`, `Error` and `Skipped` (`Preempted` appears with the
+    /// first victim).
+    pub(crate) fn new() -> StatusCounts {
+        StatusCounts {
+            counts: ["Scheduled", "Unschedulable", "Error", "Skipped"]
+                .into_iter()
+                .map(|s| (s.to_string(), 0))
+                .collect(),
+            scheduled: HashSet::new(),
+        }
+    }
+
+    /// Count one outcome. Only pods on a node can be preempted, and those have had exactly one
+    /// outcome before: `Scheduled` by this run, or `Skipped` as already assigned.
+    pub(crate) fn record(&mut self, o: &PodOutcome) {
+        let key = format!("{}/{}", o.namespace, o.name);
+        match o.status {
+            PodStatus::Scheduled => {
+                self.scheduled.insert(key);
+            }
+            PodStatus::Preempted => {
+                let earlier = if self.scheduled.remove(&key) {
+                    PodStatus::Scheduled
+                } else {
+                    PodStatus::Skipped
+                };
+                if let Some(n) = self.counts.get_mut(&format!("{earlier:?}")) {
+                    *n = n.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+        *self.counts.entry(format!("{:?}", o.status)).or_insert(0) += 1;
+    }
+
+    /// The counts so far.
+    pub(crate) fn counts(&self) -> &BTreeMap<String, usize> {
+        &self.counts
+    }
 }
 
 /// Allocated vs allocatable per resource over all nodes.
