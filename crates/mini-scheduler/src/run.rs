@@ -14,12 +14,12 @@ use clap::ArgAction;
 use election::{LeaderElectionConfig, default_identity, pod_namespace};
 use prometheus::{Encoder, Registry, TextEncoder};
 use scheduler::config::{LoadedConfig, load_config_file};
-use scheduler::controller::reload::{ReloadConfig, watch_policy_file};
+use scheduler::controller::reload::{ReloadConfig, watch_config_file, watch_policy_file};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaProbes, run_replica};
 use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
 use scheduler::escape::escape_control_line;
 use scheduler::policy;
-use scheduler::profile::{PolicySource, Profile, SchedulerProfile};
+use scheduler::profile::{PolicySource, SchedulerProfile};
 use scheduler::queue::QueueConfig;
 use tracing::{error, info, warn};
 
@@ -362,7 +362,7 @@ fn queue_config(loaded: &LoadedConfig) -> QueueConfig {
 fn config_profiles(
     path: &std::path::Path,
     loaded: &LoadedConfig,
-) -> Result<(Profile, Vec<SchedulerProfile>), ExitCode> {
+) -> Result<(SchedulerProfile, Vec<SchedulerProfile>), ExitCode> {
     let mut profiles = SchedulerProfile::from_config(loaded, &path.display().to_string())
         .map_err(|e| {
             eprintln!("error: {e}");
@@ -374,7 +374,7 @@ fn config_profiles(
         eprintln!("error: {}: no profiles", path.display());
         ExitCode::from(EXIT_BAD_INPUT)
     })?;
-    Ok((first.profile, profiles.collect()))
+    Ok((first, profiles.collect()))
 }
 
 /// `mini-scheduler run`, with the policy resolved under `gates` (`--feature-gates`).
@@ -414,9 +414,15 @@ pub async fn run(mut args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
         );
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let (profile, other_profiles, queue) = match (&args.config, &loaded_config) {
+    let (profile, profile_percentage, other_profiles, queue) = match (&args.config, &loaded_config)
+    {
         (Some(path), Some(loaded)) => match config_profiles(path, loaded) {
-            Ok((first, others)) => (first, others, queue_config(loaded)),
+            Ok((first, others)) => (
+                first.profile,
+                first.percentage_of_nodes_to_score,
+                others,
+                queue_config(loaded),
+            ),
             Err(code) => return code,
         },
         _ => {
@@ -425,7 +431,7 @@ pub async fn run(mut args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
                 None => PolicySource::DefaultProvider,
             };
             match load_profile_or_exit(source, gates) {
-                Ok(l) => (l.profile, Vec::new(), QueueConfig::default()),
+                Ok(l) => (l.profile, None, Vec::new(), QueueConfig::default()),
                 Err(code) => return code,
             }
         }
@@ -511,23 +517,29 @@ pub async fn run(mut args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    // Hot reload of the policy file (a ConfigMap volume updates it in place); the watcher
-    // lives as long as this function.
-    let (policy_updates, _policy_watcher) = match &args.policy_config_file {
-        Some(path) => {
-            let cfg = ReloadConfig {
-                feature_gates: *gates,
-                ..ReloadConfig::default()
-            };
-            match watch_policy_file(path, profile.policy.clone(), &registry, cfg) {
-                Ok((updates, watcher)) => (Some(updates), Some(watcher)),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(EXIT_BAD_INPUT);
-                }
-            }
+    // Hot reload of the policy or configuration file (a ConfigMap volume updates it in
+    // place); the watcher lives as long as this function.
+    let cfg = ReloadConfig {
+        feature_gates: *gates,
+        ..ReloadConfig::default()
+    };
+    let watched = match (&args.policy_config_file, &args.config, loaded_config) {
+        (Some(path), _, _) => Some(watch_policy_file(
+            path,
+            profile.policy.clone(),
+            &registry,
+            cfg,
+        )),
+        (None, Some(path), Some(loaded)) => Some(watch_config_file(path, loaded, &registry, cfg)),
+        _ => None,
+    };
+    let (policy_updates, _policy_watcher) = match watched.transpose() {
+        Ok(Some((updates, watcher))) => (Some(updates), Some(watcher)),
+        Ok(None) => (None, None),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
         }
-        None => (None, None),
     };
     let cfg = ReplicaConfig {
         run: RunConfig {
@@ -536,6 +548,7 @@ pub async fn run(mut args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             profile,
             other_profiles,
             percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
+            profile_percentage_of_nodes_to_score: profile_percentage,
             parallelism: args.parallelism,
             queue,
             bind_concurrency: 16,

@@ -34,6 +34,7 @@ impl Simulation {
         };
         self.preemption.args = args;
         let framework = prof.profile.framework.clone();
+        let extenders = prof.profile.extenders.clone();
         let pf = self.preemption.post_filter(
             &framework,
             self.cache.snapshot(),
@@ -41,6 +42,7 @@ impl Simulation {
             &fe.node_to_status(self.cache.snapshot()),
             &self.pdbs,
             &self.nominator,
+            &extenders,
         );
         let explained = self.explain.then(|| preemption_json(&pf));
         let Some(node) = pf.nominated_node.clone() else {
@@ -122,16 +124,18 @@ fn pdb_covers(pdb: &crate::preemption::Pdb, pod: &PodInfo) -> bool {
 /// The `--explain` view of a PostFilter result.
 fn preemption_json(pf: &crate::preemption::PostFilterResult) -> PreemptionJson {
     let keys = |pods: &[Arc<PodInfo>]| pods.iter().map(|p| p.key()).collect::<Vec<_>>();
-    PreemptionJson {
-        candidates: pf
-            .candidates
-            .iter()
+    let json = |c: &[crate::preemption::Candidate]| -> Vec<PreemptionCandidateJson> {
+        c.iter()
             .map(|c| PreemptionCandidateJson {
                 node: c.name.clone(),
                 victims: keys(&c.victims.pods),
                 num_pdb_violations: c.victims.num_pdb_violations,
             })
-            .collect(),
+            .collect()
+    };
+    PreemptionJson {
+        candidates: json(&pf.candidates),
+        after_extenders: pf.after_extenders.as_deref().map(json),
         nominated_node: pf.nominated_node.clone(),
         victims: keys(&pf.victims),
         message: if !pf.eligible {
