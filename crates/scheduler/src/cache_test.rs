@@ -55,7 +55,7 @@ fn used(c: &Cache, node: &str) -> (i64, usize) {
     let s = c.snapshot();
     let i = s.node_index(node).unwrap() as usize;
     let ni = &s.nodes()[i];
-    assert_eq!(s.hot()[i], crate::snapshot::NodeHot::of(ni));
+    assert_eq!(s.columns().get(i), crate::snapshot::NodeHot::of(ni));
     (ni.requested.milli_cpu, ni.pods.len())
 }
 

@@ -17,10 +17,12 @@ use k8s_openapi::api::core::v1 as core;
 use crate::framework::plugins::gpu_frag::TypicalPods;
 use crate::labels::{LabelSelector, Labels};
 use crate::model::{AffinityTerm, Selector};
-use crate::model::{
-    GPU_MILLI_PER_DEVICE, NodeInfo, PodInfo, RESOURCE_GPU, RESOURCE_GPU_MILLI, TaintEffect,
-};
+use crate::model::{NodeInfo, PodInfo, TaintEffect};
 use crate::volume::VolumeIndex;
+
+#[path = "snapshot_columns.rs"]
+mod columns;
+pub use columns::{NodeColumns, NodeHot};
 
 /// A Service's selector, as spreading uses it.
 #[derive(Debug, Clone)]
@@ -45,108 +47,6 @@ pub enum SnapshotError {
         /// `spec.nodeName`.
         node: String,
     },
-}
-
-/// The per-node numbers every scheduling cycle reads for every node, packed in one cache line
-/// so a cycle over 5,000 nodes streams 320 KiB instead of chasing each [`NodeInfo`]. Kept equal to
-/// the NodeInfo it summarises by every [`Snapshot`] mutation ([`NodeHot::of`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C, align(64))]
-pub struct NodeHot {
-    /// Allocatable cpu, millicores.
-    pub alloc_milli_cpu: i64,
-    /// Allocatable memory, bytes.
-    pub alloc_memory: i64,
-    /// Requested cpu (fit accounting), millicores.
-    pub req_milli_cpu: i64,
-    /// Requested memory (fit accounting), bytes.
-    pub req_memory: i64,
-    /// Non-zero requested cpu (scoring), millicores.
-    pub nz_milli_cpu: i64,
-    /// Non-zero requested memory (scoring), bytes.
-    pub nz_memory: i64,
-    /// Allocatable pod count.
-    pub alloc_pods: i64,
-    /// Pods on the node.
-    pub pod_count: u32,
-    /// [`NodeHot::UNSCHEDULABLE`] | [`NodeHot::FILTER_TAINTS`] | [`NodeHot::OTHER_OVERCOMMIT`].
-    pub flags: u32,
-    /// Allocatable minus requested `nvidia.com/gpu` (fit accounting), devices.
-    pub free_gpu: i64,
-    /// Allocatable minus requested `alibabacloud.com/gpu-milli` (fit accounting), milli-GPU.
-    pub free_gpu_milli: i64,
-    /// Counted devices with nothing on them.
-    pub gpu_idle: u32,
-    /// The largest free share of a counted device, milli-GPU; `u32::MAX` on a node that does
-    /// not count its devices (there `GpuShare` lets every share through).
-    pub gpu_free_max: u32,
-}
-
-impl NodeHot {
-    /// `spec.unschedulable` is set.
-    pub const UNSCHEDULABLE: u32 = 1;
-    /// The node has a `NoSchedule`/`NoExecute` taint.
-    pub const FILTER_TAINTS: u32 = 2;
-    /// ephemeral-storage or a scalar resource is requested beyond allocatable on the node.
-    pub const OTHER_OVERCOMMIT: u32 = 4;
-
-    /// `[(allocatable, requested) of cpu, of memory]` for resource scoring once a pod asking
-    /// `cpu` millicores and `mem` bytes (its scoring request) is added; the same numbers
-    /// `calculateResourceAllocatableRequest` reads from a NodeInfo.
-    #[inline(always)]
-    pub fn score_pairs(&self, cpu: i64, mem: i64) -> [(i64, i64); 2] {
-        [
-            (self.alloc_milli_cpu, self.nz_milli_cpu.saturating_add(cpu)),
-            (self.alloc_memory, self.nz_memory.saturating_add(mem)),
-        ]
-    }
-
-    /// The summary of `n`.
-    pub fn of(n: &NodeInfo) -> NodeHot {
-        let over = n.requested.ephemeral_storage > n.allocatable.ephemeral_storage
-            || n.requested
-                .scalar
-                .iter()
-                .any(|(name, v)| *v > n.allocatable.scalar(name));
-        NodeHot {
-            alloc_milli_cpu: n.allocatable.milli_cpu,
-            alloc_memory: n.allocatable.memory,
-            req_milli_cpu: n.requested.milli_cpu,
-            req_memory: n.requested.memory,
-            nz_milli_cpu: n.non_zero_requested.milli_cpu,
-            nz_memory: n.non_zero_requested.memory,
-            alloc_pods: n.allocatable.allowed_pod_number,
-            pod_count: u32::try_from(n.pods.len()).unwrap_or(u32::MAX),
-            flags: (if n.unschedulable {
-                Self::UNSCHEDULABLE
-            } else {
-                0
-            }) | (if n.has_filter_taints {
-                Self::FILTER_TAINTS
-            } else {
-                0
-            }) | (if over { Self::OTHER_OVERCOMMIT } else { 0 }),
-            free_gpu: n
-                .allocatable
-                .scalar(RESOURCE_GPU)
-                .saturating_sub(n.requested.scalar(RESOURCE_GPU)),
-            free_gpu_milli: n
-                .allocatable
-                .scalar(RESOURCE_GPU_MILLI)
-                .saturating_sub(n.requested.scalar(RESOURCE_GPU_MILLI)),
-            // (Saturating low keeps the fast check conservative.)
-            gpu_idle: u32::try_from(n.gpu_used.iter().filter(|&&u| u == 0).count()).unwrap_or(0),
-            gpu_free_max: if n.gpu_used.is_empty() {
-                u32::MAX
-            } else {
-                n.gpu_used
-                    .iter()
-                    .map(|&u| GPU_MILLI_PER_DEVICE.saturating_sub(u))
-                    .max()
-                    .unwrap_or(0)
-            },
-        }
-    }
 }
 
 /// An image's cluster-wide state (`ImageStateSummary`): the size first reported for it and the
@@ -211,7 +111,8 @@ impl NodeStats {
 #[derive(Debug, Default, Clone)]
 pub struct Snapshot {
     nodes: Vec<NodeInfo>,
-    hot: Vec<NodeHot>,
+    /// The scan columns, one entry per node (same index as `nodes`).
+    cols: NodeColumns,
     index: HashMap<String, u32>,
     zones: Vec<(String, Vec<u32>)>,
     order: Vec<u32>,
@@ -244,24 +145,25 @@ impl Snapshot {
         &self.nodes
     }
 
-    /// The hot summary rows, parallel to [`Snapshot::nodes`].
-    pub fn hot(&self) -> &[NodeHot] {
-        &self.hot
+    /// The scan columns, indexed like [`Snapshot::nodes`]: what the filters' fast checks and
+    /// the cpu/memory scores read on every node.
+    pub fn columns(&self) -> &NodeColumns {
+        &self.cols
     }
 
-    /// True when every hot row equals the summary of its NodeInfo (an invariant every mutation
-    /// keeps; checked by the scheduling cycle in debug builds).
+    /// True when every node's column entries equal those computed from its NodeInfo, the
+    /// reciprocals included (an invariant every mutation keeps; checked by the scheduling cycle
+    /// in debug builds).
     pub fn hot_rows_consistent(&self) -> bool {
-        self.hot.len() == self.nodes.len()
-            && self
-                .nodes
-                .iter()
-                .zip(&self.hot)
-                .all(|(n, h)| NodeHot::of(n) == *h)
+        self.cols.len() == self.nodes.len()
+            && self.nodes.iter().enumerate().all(|(i, n)| {
+                NodeHot::of(n) == self.cols.get(i) && self.cols.reciprocals_consistent(i)
+            })
     }
 
+    /// Rewrite node `i`'s column entries after a change of the node or its pods.
     fn refresh(&mut self, i: usize) {
-        self.hot[i] = NodeHot::of(&self.nodes[i]);
+        self.cols.set(i, &NodeHot::of(&self.nodes[i]));
         self.refresh_affinity_index(i as u32);
     }
 
@@ -334,7 +236,7 @@ impl Snapshot {
             Some((_, members)) => members.push(idx),
             None => self.zones.push((node.zone.clone(), vec![idx])),
         }
-        self.hot.push(NodeHot::of(&node));
+        self.cols.push(&NodeHot::of(&node));
         self.stats.account(&node, true);
         self.nodes.push(node);
         // A NodeInfo that already holds pods (e.g. a clone) must enter the affinity indexes.
@@ -404,7 +306,7 @@ impl Snapshot {
         self.zone_remove(&zone, i);
         let removed = self.nodes.swap_remove(i as usize);
         self.stats.account(&removed, false);
-        self.hot.swap_remove(i as usize);
+        self.cols.swap_remove(i as usize);
         let last = self.nodes.len() as u32;
         self.nodes_with_affinity.remove(&i);
         self.nodes_with_required_anti_affinity.remove(&i);
@@ -858,8 +760,9 @@ mod tests {
                 .info(),
         );
         s.add_pod(p, None, None).unwrap();
-        assert_eq!(s.hot()[1].req_milli_cpu, 1000);
-        assert_eq!(s.hot()[1].pod_count, 1);
+        assert_eq!(s.columns().free_milli_cpu[1], 3000);
+        assert_eq!(s.columns().nz_milli_cpu[1], 1000);
+        assert_eq!(s.columns().free_pods[1], 9);
         s.update_node(
             node("n1")
                 .allocatable(&[("cpu", "2"), ("memory", "8Gi"), ("pods", "10")])
@@ -867,14 +770,21 @@ mod tests {
                 .label("topology.kubernetes.io/zone", "a")
                 .info(),
         );
-        assert_eq!(s.hot()[1].alloc_milli_cpu, 2000);
-        assert_eq!(s.hot()[1].req_milli_cpu, 1000, "pods are kept on update");
-        assert_ne!(s.hot()[1].flags & NodeHot::UNSCHEDULABLE, 0);
+        assert_eq!(s.columns().alloc_milli_cpu[1], 2000);
+        assert_eq!(s.columns().inv_milli_cpu[1], 1.0 / 2000.0);
+        assert_eq!(
+            s.columns().free_milli_cpu[1],
+            1000,
+            "pods are kept on update"
+        );
+        assert_ne!(s.columns().flags[1] & NodeHot::UNSCHEDULABLE, 0);
         assert!(s.hot_rows_consistent());
         assert!(s.remove_pod("n1", "default", "p"));
-        assert_eq!(s.hot()[1].req_milli_cpu, 0);
+        assert_eq!(s.columns().free_milli_cpu[1], 2000);
+        assert_eq!(s.columns().free_pods[1], 10);
         s.remove_node("n0").unwrap();
-        assert_eq!(s.hot()[0].alloc_milli_cpu, 2000);
+        assert_eq!(s.columns().alloc_milli_cpu[0], 2000);
+        assert_eq!(s.columns().len(), 1);
         assert!(s.hot_rows_consistent());
     }
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use crate::model::{GPU_MILLI_PER_DEVICE, GpuRequest};
 use crate::model::{NodeInfo, PodInfo};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{NodeColumns, NodeHot, Snapshot};
 pub use runtime::{
     Framework, FrameworkError, NoNominatedPods, NominatedPods, ScoreBreakdown, WeightedScore,
     new_filter, new_score,
@@ -162,21 +162,22 @@ impl CycleState {
     }
 }
 
-/// A sufficient condition for a filter to pass a node, checked on the node's
-/// [`NodeHot`](crate::snapshot::NodeHot) row. The runtime ANDs the checks of all active filters
-/// and runs the per-node filters only on the nodes the combined check does not pass, so a
-/// fast check may be conservative (reject too much) but must never accept a node its filter
-/// would reject.
+/// A sufficient condition for a filter to pass a node, checked on the node's entries in the
+/// snapshot's [`NodeColumns`] (one [`NodeHot`] record). The runtime ANDs the checks of all
+/// active filters and runs the per-node filters only on the nodes the combined check does not
+/// pass, so a fast check may be conservative (reject too much) but must never accept a node its
+/// filter would reject.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FastCheck {
-    /// The node passes only if none of these `NodeHot` flags is set.
+    /// The node passes only if none of these [`NodeHot`] flags is set.
     pub forbidden_flags: u32,
     /// When set, the node passes only if it has room for one more pod and for this many more
-    /// millicores of cpu and bytes of memory of fit requests.
+    /// millicores of cpu and bytes of memory of fit requests (both ≥ 0: a filter with a
+    /// negative request gives no fast check).
     pub fits: Option<(i64, i64)>,
     /// When set, the node passes only if this many more `nvidia.com/gpu` (devices) and
     /// `alibabacloud.com/gpu-milli` (milli-GPU) of fit requests are free
-    /// ([`NodeHot::free_gpu`](crate::snapshot::NodeHot::free_gpu)).
+    /// ([`NodeHot::free_gpu`]).
     pub gpu_fits: Option<(i64, i64)>,
     /// When set, the node passes only if its devices have room for this request: `count` idle
     /// devices for whole GPUs, one device with `milli` free for a share (`GpuShare`).
@@ -206,23 +207,44 @@ impl FastCheck {
         }
     }
 
-    /// Whether `h` satisfies the condition.
+    /// Whether the node with entries `h` satisfies the condition.
+    ///
+    /// The fit part reads `free = allocatable - requested` (saturating): with a request
+    /// `q >= 0`, `free >= q` implies `allocatable >= q + requested`, NodeResourcesFit's test.
     #[inline(always)]
-    pub fn passes(&self, h: &crate::snapshot::NodeHot) -> bool {
+    pub fn passes(&self, h: &NodeHot) -> bool {
         h.flags & self.forbidden_flags == 0
             && self.fits.is_none_or(|(cpu, mem)| {
-                i64::from(h.pod_count) < h.alloc_pods
-                    && h.alloc_milli_cpu >= cpu.saturating_add(h.req_milli_cpu)
-                    && h.alloc_memory >= mem.saturating_add(h.req_memory)
+                h.free_pods >= 1 && h.free_milli_cpu >= cpu && h.free_memory >= mem
             })
-            && self
-                .gpu_fits
-                .is_none_or(|(gpu, milli)| h.free_gpu >= gpu && h.free_gpu_milli >= milli)
+            && self.gpu_parts_pass(h.free_gpu, h.free_gpu_milli, h.gpu_idle, h.gpu_free_max)
+    }
+
+    /// [`FastCheck::passes`] on node `i` of the columns, reading only the columns it needs.
+    #[inline(always)]
+    pub fn passes_at(&self, c: &NodeColumns, i: usize) -> bool {
+        c.flags[i] & self.forbidden_flags == 0
+            && self.fits.is_none_or(|(cpu, mem)| {
+                c.free_pods[i] >= 1 && c.free_milli_cpu[i] >= cpu && c.free_memory[i] >= mem
+            })
+            && (self.gpu_fits.is_none() && self.gpu_devices.is_none()
+                || self.gpu_parts_pass(
+                    c.free_gpu[i],
+                    c.free_gpu_milli[i],
+                    c.gpu_idle[i],
+                    c.gpu_free_max[i],
+                ))
+    }
+
+    #[inline(always)]
+    fn gpu_parts_pass(&self, free_gpu: i64, free_milli: i64, idle: u32, free_max: u32) -> bool {
+        self.gpu_fits
+            .is_none_or(|(gpu, milli)| free_gpu >= gpu && free_milli >= milli)
             && self.gpu_devices.is_none_or(|r| {
                 if r.milli >= GPU_MILLI_PER_DEVICE {
-                    h.gpu_idle >= r.count
+                    idle >= r.count
                 } else {
-                    r.count <= 1 && h.gpu_free_max >= r.milli
+                    r.count <= 1 && free_max >= r.milli
                 }
             })
     }
@@ -274,7 +296,7 @@ pub trait FilterPlugin: Send + Sync {
     }
 
     /// A sufficient condition for [`FilterPlugin::filter`] to pass, for this pod, checkable on
-    /// the node's hot row; `None` when the plugin has none.
+    /// the node's column entries; `None` when the plugin has none.
     fn fast_check(&self, _pod: &PodInfo) -> Option<FastCheck> {
         None
     }
@@ -283,7 +305,7 @@ pub trait FilterPlugin: Send + Sync {
     /// pass, push the others with their status onto `failed`. The default calls
     /// [`FilterPlugin::filter`] per node; it is monomorphised per plugin, so the per-node call is
     /// static. Nodes that pass the plugin's [`FilterPlugin::fast_check`] on their
-    /// [`Snapshot::hot`] row are kept without calling `filter`.
+    /// [`Snapshot::columns`] entries are kept without calling `filter`.
     fn filter_nodes(
         &self,
         state: &CycleState,
@@ -293,10 +315,10 @@ pub trait FilterPlugin: Send + Sync {
         failed: &mut Vec<(u32, Status)>,
     ) {
         let nodes = snapshot.nodes();
-        let hot = snapshot.hot();
+        let cols = snapshot.columns();
         let fast = self.fast_check(pod);
         candidates.retain(|&i| {
-            if fast.is_some_and(|f| f.passes(&hot[i as usize])) {
+            if fast.is_some_and(|f| f.passes_at(cols, i as usize)) {
                 return true;
             }
             let s = self.filter(state, pod, &nodes[i as usize]);
@@ -321,10 +343,11 @@ pub enum ScoreMode {
     Uniform(i64),
 }
 
-/// The resource scorers whose raw score is a pure function of a node's
-/// [`NodeHot`](crate::snapshot::NodeHot) row and the pod's scoring request, already on the
-/// 0..=100 scale (no NormalizeScore). The runtime computes all of them, weighted, in one pass
-/// over the feasible nodes instead of one pass per plugin.
+/// The resource scorers whose raw score is a pure function of a node's cpu/memory column
+/// entries ([`NodeColumns`]) and the pod's scoring request, already on the 0..=100 scale (no
+/// NormalizeScore). The runtime computes all of them, weighted, in one pass over the feasible
+/// nodes instead of one pass per plugin
+/// ([`plugins::node_resources_columns`]: reciprocals, exact).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HotScorer {
     /// `NodeResourcesLeastAllocated`.
@@ -376,7 +399,7 @@ pub trait ScorePlugin: Send + Sync {
     }
 
     /// When the plugin is one of the [`HotScorer`]s: which one. Its `score` must then equal
-    /// `HotScorer::score` on the node's hot row.
+    /// `HotScorer::score` on the node's column entries.
     fn hot_scorer(&self) -> Option<HotScorer> {
         None
     }
@@ -388,7 +411,9 @@ pub trait ScorePlugin: Send + Sync {
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status>;
 
     /// Raw scores of the feasible nodes into `out` (same order as `feasible`). Resource scorers
-    /// override it to read [`Snapshot::hot`] with the same arithmetic as `score`.
+    /// override it to read [`Snapshot::columns`] with the same results as `score`. The
+    /// workers may call it on disjoint parts of the feasible nodes at once: each node's score
+    /// must depend on that node alone (NormalizeScore sees them all).
     ///
     /// # Errors
     /// The first `Error` status of [`ScorePlugin::score`].

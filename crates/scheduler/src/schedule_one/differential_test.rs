@@ -8,9 +8,12 @@
 //!   score plugin's PreScore, `score` and NormalizeScore on the feasible nodes, weighted — gives
 //!   the feasible set, every failed node's reasons and every feasible node's total;
 //! - the explained path (`explain = true`) must report exactly those failures and totals;
-//! - the fast path (`explain = false`: combined FastChecks, fused resource scorers, memoised
-//!   scores) must find the same feasible nodes in the same order with the same totals (up to
-//!   the constant of the uniform plugins it leaves out) and choose a top-scored node.
+//! - the fast path (`explain = false`: combined FastChecks over the node columns, fused
+//!   resource scorers over the columns with reciprocals) must find the same feasible nodes in
+//!   the same order with the same totals (up to the constant of the uniform plugins it leaves
+//!   out) and choose a top-scored node;
+//! - each cpu/memory scorer's column scores must equal its per-node `score` on every node, bit
+//!   for bit.
 //!
 //! Then the pod is placed on the chosen node, so later pods meet its ports, its spread and its
 //! requests.
@@ -236,6 +239,37 @@ fn reference(fwk: &Framework, snap: &Snapshot, p: &PodInfo) -> Option<Reference>
     })
 }
 
+/// The cpu/memory scorers' column path (`score_nodes` over the snapshot's columns, with
+/// reciprocals) gives, on every node (feasible or not), exactly the integer their per-node
+/// `score` computes from the NodeInfo with v1.22's divisions.
+fn column_scores_equal_per_node_scores(fwk: &Framework, snap: &Snapshot, p: &PodInfo, at: &str) {
+    let all: Vec<u32> = (0..snap.len() as u32).collect();
+    let state = CycleState::new();
+    let mut checked = 0;
+    for ws in fwk
+        .scores
+        .iter()
+        .filter(|ws| ws.plugin.hot_scorer().is_some())
+    {
+        let mut cols = vec![-1i64; all.len()];
+        ws.plugin
+            .score_nodes(&state, p, snap, &all, &mut cols)
+            .unwrap();
+        for (&i, c) in all.iter().zip(&cols) {
+            let want = ws
+                .plugin
+                .score(&state, p, &snap.nodes()[i as usize])
+                .unwrap();
+            assert_eq!(*c, want, "{at}: {} on node {i}", ws.plugin.name());
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 0 || fwk.scores.iter().all(|ws| ws.plugin.hot_scorer().is_none()),
+        "{at}"
+    );
+}
+
 fn run_seed(fwk: &Framework, seed: u64) {
     let mut r = Rng::new(seed);
     let n_nodes = 3 + r.below(30) as usize;
@@ -254,6 +288,7 @@ fn run_seed(fwk: &Framework, seed: u64) {
         let p = random_pod(&mut r, &format!("p{k}")).info();
         let at = format!("seed {seed} pod {k}");
         let reference = reference(fwk, &snap, &p);
+        column_scores_equal_per_node_scores(fwk, &snap, &p, &at);
         let start = fast.next_start_node_index % snap.len();
         let a = explained.schedule(fwk, &snap, &p, true);
         let b = fast.schedule(fwk, &snap, &p, false);
@@ -363,7 +398,7 @@ fn mixed_policy_agrees_with_the_reference_over_many_seeds() {
 }
 
 /// The GPU placement scorers (FGD, BestFit, GpuPacking) with the GPU fit checks: GPU pods take
-/// the combined fast check (GPU resources and devices from the hot rows).
+/// the combined fast check (GPU resources and devices from the node columns).
 #[test]
 fn gpu_policy_agrees_with_the_reference_over_many_seeds() {
     let policy = crate::policy::parse_policy(

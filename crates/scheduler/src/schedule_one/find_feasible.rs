@@ -445,9 +445,9 @@ fn filter_with_fast_check(
     failed: &mut Vec<(u32, Status)>,
 ) {
     let nodes: &[NodeInfo] = filters.snapshot.nodes();
-    let hot = filters.snapshot.hot();
+    let cols = filters.snapshot.columns();
     chunk.retain(|&ni| {
-        if fast.passes(&hot[ni as usize]) {
+        if fast.passes_at(cols, ni as usize) {
             return true;
         }
         for &fi in filters.active {

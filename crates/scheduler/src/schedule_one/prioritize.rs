@@ -5,8 +5,8 @@
 //! Three fast paths give the totals the plain sum would: a plugin whose PreScore finds the same
 //! score for every node ([`ScoreMode::Uniform`]) is left out of the totals (a constant cannot
 //! change the choice) and added to the reported ones; the cpu/memory scorers ([`HotScorer`])
-//! run fused, in one pass over the nodes' hot rows, memoised per node state
-//! ([`add_weighted`]), unless the cycle explains its scores.
+//! run fused, in one pass over the snapshot's node columns ([`add_fused`]), unless the cycle
+//! explains its scores.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::error::ScheduleError;
 use super::workers::Workers;
 use crate::extender::{self, Extender, MAX_EXTENDER_PRIORITY};
+use crate::framework::plugins::node_resources_columns::ScoreInput;
 use crate::framework::{
     CycleState, Framework, HotScorer, MAX_NODE_SCORE, MIN_NODE_SCORE, ScoreBreakdown, ScoreMode,
     Status,
@@ -31,6 +32,8 @@ pub(super) struct Scoring {
     /// score over the plugins whose scores differ between nodes, plus the extenders' part.
     pub(super) totals: Vec<i64>,
     plugin_scores: Vec<i64>,
+    /// The cpu/memory scorers of this cycle with their weights (kept to reuse the buffer).
+    fused: Vec<(HotScorer, i64)>,
     /// PreScore time, summed over the score plugins, and whether one of them failed.
     pub(super) pre_score_duration: std::time::Duration,
     pub(super) pre_score_failed: bool,
@@ -87,7 +90,7 @@ impl Scoring {
                 .resize(m, if extenders.is_empty() { 1 } else { 0 });
         } else {
             self.totals.resize(m, 0);
-            let mut fused: Vec<(HotScorer, i64)> = Vec::new();
+            self.fused.clear();
             for ws in &fwk.scores {
                 let p = &ws.plugin;
                 let plugin_err = |s: Status| ScheduleError::Plugin {
@@ -115,7 +118,7 @@ impl Scoring {
                     }
                     ScoreMode::PerNode if !explain && p.hot_scorer().is_some() => {
                         if let Some(h) = p.hot_scorer() {
-                            fused.push((h, ws.weight));
+                            self.fused.push((h, ws.weight));
                         }
                         continue;
                     }
@@ -146,8 +149,8 @@ impl Scoring {
                     out.per_plugin.push(self.plugin_scores.clone());
                 }
             }
-            if !fused.is_empty() {
-                let fused = &fused;
+            if !self.fused.is_empty() {
+                let fused = &self.fused;
                 let _: Result<(), ()> =
                     workers.for_parts(feasible, &mut self.totals, MIN_PART, |f, t| {
                         add_fused(t, fused, pod, snapshot, f);
@@ -235,7 +238,9 @@ impl Explained {
     }
 }
 
-/// The fused resource scorers in one pass: each node's hot row is read once.
+/// The fused resource scorers in one pass over the feasible nodes' column entries: each node's
+/// numbers are read once and every scorer computed from them
+/// ([`ScoreInput`], exact).
 fn add_fused(
     totals: &mut [i64],
     fused: &[(HotScorer, i64)],
@@ -243,11 +248,11 @@ fn add_fused(
     snapshot: &Snapshot,
     feasible: &[u32],
 ) {
-    let hot = snapshot.hot();
+    let cols = snapshot.columns();
     let (cpu, mem) = (pod.score_milli_cpu, pod.score_memory);
-    let t = totals;
-    match fused {
-        // The DefaultProvider and the sample policy pair: one read of each row.
+    let input = |i: u32| ScoreInput::at(cols, i as usize, cpu, mem);
+    match *fused {
+        // The DefaultProvider and the sample policy pair.
         [
             (HotScorer::LeastAllocated, wl),
             (HotScorer::BalancedAllocation, wb),
@@ -256,74 +261,17 @@ fn add_fused(
             (HotScorer::BalancedAllocation, wb),
             (HotScorer::LeastAllocated, wl),
         ] => {
-            let (wl, wb) = (*wl, *wb);
-            add_weighted(t, feasible, hot, cpu, mem, 1, |p| {
-                wl * HotScorer::LeastAllocated.score(p)
-                    + wb * HotScorer::BalancedAllocation.score(p)
-            })
-        }
-        _ => {
-            for &(scorer, w) in fused {
-                // One specialised loop per scorer, adding straight into the totals.
-                match scorer {
-                    HotScorer::LeastAllocated => add_weighted(t, feasible, hot, cpu, mem, w, |p| {
-                        HotScorer::LeastAllocated.score(p)
-                    }),
-                    HotScorer::MostAllocated => add_weighted(t, feasible, hot, cpu, mem, w, |p| {
-                        HotScorer::MostAllocated.score(p)
-                    }),
-                    HotScorer::BalancedAllocation => {
-                        add_weighted(t, feasible, hot, cpu, mem, w, |p| {
-                            HotScorer::BalancedAllocation.score(p)
-                        })
-                    }
-                }
+            for (t, &i) in totals.iter_mut().zip(feasible) {
+                let s = input(i);
+                *t += wl * s.least_allocated() + wb * s.balanced_allocation();
             }
         }
-    }
-}
-
-/// `totals[j] += w * f([(alloc, requested) of cpu, of memory])` for each feasible node `j`,
-/// monomorphised per scorer so the loop has no dynamic dispatch.
-///
-/// `f` is a pure function of the node's four numbers (the pod's request is fixed within a
-/// cycle), and nodes of one pool in the same state share them, so results are memoised in a
-/// small direct-mapped table keyed by exactly those numbers: a hit returns the value `f`
-/// computed for an identical input, so the totals are the same as without it.
-#[inline(always)]
-fn add_weighted(
-    totals: &mut [i64],
-    feasible: &[u32],
-    hot: &[crate::snapshot::NodeHot],
-    cpu: i64,
-    mem: i64,
-    w: i64,
-    f: impl Fn([(i64, i64); 2]) -> i64,
-) {
-    const SLOTS: usize = 64;
-    let mut keys = [[i64::MIN; 4]; SLOTS];
-    let mut vals = [0i64; SLOTS];
-    for (t, &i) in totals.iter_mut().zip(feasible) {
-        let h = &hot[i as usize];
-        let key = [
-            h.alloc_milli_cpu,
-            h.nz_milli_cpu,
-            h.alloc_memory,
-            h.nz_memory,
-        ];
-        let mix =
-            (key[0] ^ key[1].rotate_left(16) ^ key[2].rotate_left(32) ^ key[3].rotate_left(48))
-                as u64;
-        let slot = (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize;
-        let v = if keys[slot] == key {
-            vals[slot]
-        } else {
-            let v = f(h.score_pairs(cpu, mem));
-            keys[slot] = key;
-            vals[slot] = v;
-            v
-        };
-        *t += w * v;
+        _ => {
+            for (t, &i) in totals.iter_mut().zip(feasible) {
+                let s = input(i);
+                *t += fused.iter().map(|&(h, w)| w * s.score(h)).sum::<i64>();
+            }
+        }
     }
 }
 

@@ -53,9 +53,7 @@ impl ScorePlugin for BalancedAllocation {
         feasible: &[u32],
         out: &mut [i64],
     ) -> Result<(), Status> {
-        super::score_from_hot(pod, snapshot, feasible, out, |pairs| {
-            HotScorer::BalancedAllocation.score(pairs)
-        });
+        super::score_from_columns(pod, snapshot, feasible, out, HotScorer::BalancedAllocation);
         Ok(())
     }
 

@@ -44,9 +44,7 @@ impl ScorePlugin for LeastAllocated {
         feasible: &[u32],
         out: &mut [i64],
     ) -> Result<(), Status> {
-        super::score_from_hot(pod, snapshot, feasible, out, |pairs| {
-            HotScorer::LeastAllocated.score(pairs)
-        });
+        super::score_from_columns(pod, snapshot, feasible, out, HotScorer::LeastAllocated);
         Ok(())
     }
 

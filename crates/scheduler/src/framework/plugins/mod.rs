@@ -19,6 +19,7 @@ pub mod node_label;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_prefer_avoid_pods;
+pub mod node_resources_columns;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
 pub mod node_volume_limits;
@@ -62,20 +63,21 @@ pub(crate) fn percent_floor(numerator: i64, capacity: i64) -> i64 {
     }
 }
 
-/// `ScorePlugin::score_nodes` for the cpu/memory scorers: `f([(alloc, requested); cpu, memory])`
-/// per feasible node from its [`NodeHot`] row, the same numbers their `score` reads from a
-/// [`NodeInfo`].
+/// `ScorePlugin::score_nodes` for the cpu/memory scorers: `scorer`'s score per feasible node
+/// from the snapshot's columns ([`node_resources_columns`]), equal to what their `score` gives
+/// on the node's [`NodeInfo`].
 #[inline(always)]
-pub(crate) fn score_from_hot(
+pub(crate) fn score_from_columns(
     pod: &PodInfo,
     snapshot: &Snapshot,
     feasible: &[u32],
     out: &mut [i64],
-    f: impl Fn([(i64, i64); 2]) -> i64,
+    scorer: crate::framework::HotScorer,
 ) {
-    let hot = snapshot.hot();
+    let cols = snapshot.columns();
+    let (cpu, mem) = (pod.score_milli_cpu, pod.score_memory);
     for (o, &i) in out.iter_mut().zip(feasible) {
-        *o = f(hot[i as usize].score_pairs(pod.score_milli_cpu, pod.score_memory));
+        *o = node_resources_columns::ScoreInput::at(cols, i as usize, cpu, mem).score(scorer);
     }
 }
 

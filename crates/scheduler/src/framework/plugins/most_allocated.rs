@@ -43,9 +43,7 @@ impl ScorePlugin for MostAllocated {
         feasible: &[u32],
         out: &mut [i64],
     ) -> Result<(), Status> {
-        super::score_from_hot(pod, snapshot, feasible, out, |pairs| {
-            HotScorer::MostAllocated.score(pairs)
-        });
+        super::score_from_columns(pod, snapshot, feasible, out, HotScorer::MostAllocated);
         Ok(())
     }
 

@@ -148,10 +148,11 @@ impl FilterPlugin for NodeResourcesFit {
 
     fn fast_check(&self, pod: &PodInfo) -> Option<FastCheck> {
         // For requests of cpu, memory and the GPU resources (`nvidia.com/gpu`,
-        // `alibabacloud.com/gpu-milli`, from the node's hot row); anything else takes the full
+        // `alibabacloud.com/gpu-milli`, from the node's columns); anything else takes the full
         // check. Checking an ignored GPU resource only makes the check more conservative.
         let q = &pod.requests;
-        if q.ephemeral_storage != 0 {
+        // (The check reads allocatable - requested: exact for requests >= 0 only.)
+        if q.ephemeral_storage != 0 || q.milli_cpu < 0 || q.memory < 0 {
             return None;
         }
         let (mut gpu, mut milli) = (0, 0);

@@ -1,0 +1,248 @@
+//! [`NodeColumns`]: the per-node numbers the filters' fast checks and the resource scores read
+//! on every node of every cycle, one column (`Vec`) per field, indexed like
+//! [`Snapshot::nodes`](crate::snapshot::Snapshot::nodes), and [`NodeHot`], one node's entry in
+//! every column. The snapshot writes a node's entries whenever the node or its pods change
+//! (add/update/remove node, add/remove pod: the cache's assume and forget go through them), so
+//! a cycle reads the columns as they are; nothing is rebuilt per cycle.
+//!
+//! A scan reads only the columns it needs: the fast filter check three `free_*` columns and the
+//! flags, the cpu/memory scores the allocatable, the non-zero requested and the reciprocals of
+//! the allocatable (so a score costs multiplications, not divisions; see
+//! [`crate::framework::plugins::percent_floor_recip`] for why the results stay exact).
+
+use crate::model::{GPU_MILLI_PER_DEVICE, NodeInfo, RESOURCE_GPU, RESOURCE_GPU_MILLI};
+
+/// One node's entry in every [`NodeColumns`] column, computed from its [`NodeInfo`]
+/// ([`NodeHot::of`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeHot {
+    /// Allocatable pods minus pods on the node (negative when over-full).
+    pub free_pods: i64,
+    /// Allocatable minus requested (fit accounting) cpu, millicores, saturating.
+    pub free_milli_cpu: i64,
+    /// Allocatable minus requested (fit accounting) memory, bytes, saturating.
+    pub free_memory: i64,
+    /// [`NodeHot::UNSCHEDULABLE`] | [`NodeHot::FILTER_TAINTS`] | [`NodeHot::OTHER_OVERCOMMIT`].
+    pub flags: u32,
+    /// Allocatable cpu, millicores.
+    pub alloc_milli_cpu: i64,
+    /// Allocatable memory, bytes.
+    pub alloc_memory: i64,
+    /// Non-zero requested cpu (scoring: 100m for a container without a request), millicores.
+    pub nz_milli_cpu: i64,
+    /// Non-zero requested memory (scoring: 200 MiB for a container without a request), bytes.
+    pub nz_memory: i64,
+    /// Allocatable minus requested `nvidia.com/gpu` (fit accounting), devices.
+    pub free_gpu: i64,
+    /// Allocatable minus requested `alibabacloud.com/gpu-milli` (fit accounting), milli-GPU.
+    pub free_gpu_milli: i64,
+    /// Counted devices with nothing on them.
+    pub gpu_idle: u32,
+    /// The largest free share of a counted device, milli-GPU; `u32::MAX` on a node that does
+    /// not count its devices (there `GpuShare` lets every share through).
+    pub gpu_free_max: u32,
+}
+
+impl NodeHot {
+    /// `spec.unschedulable` is set.
+    pub const UNSCHEDULABLE: u32 = 1;
+    /// The node has a `NoSchedule`/`NoExecute` taint.
+    pub const FILTER_TAINTS: u32 = 2;
+    /// ephemeral-storage or a scalar resource is requested beyond allocatable on the node.
+    pub const OTHER_OVERCOMMIT: u32 = 4;
+
+    /// `[(allocatable, requested) of cpu, of memory]` for resource scoring once a pod asking
+    /// `cpu` millicores and `mem` bytes (its scoring request) is added; the same numbers
+    /// `calculateResourceAllocatableRequest` reads from a NodeInfo.
+    #[inline(always)]
+    pub fn score_pairs(&self, cpu: i64, mem: i64) -> [(i64, i64); 2] {
+        [
+            (self.alloc_milli_cpu, self.nz_milli_cpu.saturating_add(cpu)),
+            (self.alloc_memory, self.nz_memory.saturating_add(mem)),
+        ]
+    }
+
+    /// The entries of `n`.
+    pub fn of(n: &NodeInfo) -> NodeHot {
+        let over = n.requested.ephemeral_storage > n.allocatable.ephemeral_storage
+            || n.requested
+                .scalar
+                .iter()
+                .any(|(name, v)| *v > n.allocatable.scalar(name));
+        let pods = i64::try_from(n.pods.len()).unwrap_or(i64::MAX);
+        NodeHot {
+            free_pods: n.allocatable.allowed_pod_number.saturating_sub(pods),
+            free_milli_cpu: n
+                .allocatable
+                .milli_cpu
+                .saturating_sub(n.requested.milli_cpu),
+            free_memory: n.allocatable.memory.saturating_sub(n.requested.memory),
+            flags: (if n.unschedulable {
+                Self::UNSCHEDULABLE
+            } else {
+                0
+            }) | (if n.has_filter_taints {
+                Self::FILTER_TAINTS
+            } else {
+                0
+            }) | (if over { Self::OTHER_OVERCOMMIT } else { 0 }),
+            alloc_milli_cpu: n.allocatable.milli_cpu,
+            alloc_memory: n.allocatable.memory,
+            nz_milli_cpu: n.non_zero_requested.milli_cpu,
+            nz_memory: n.non_zero_requested.memory,
+            free_gpu: n
+                .allocatable
+                .scalar(RESOURCE_GPU)
+                .saturating_sub(n.requested.scalar(RESOURCE_GPU)),
+            free_gpu_milli: n
+                .allocatable
+                .scalar(RESOURCE_GPU_MILLI)
+                .saturating_sub(n.requested.scalar(RESOURCE_GPU_MILLI)),
+            // (Saturating low keeps the fast check conservative.)
+            gpu_idle: u32::try_from(n.gpu_used.iter().filter(|&&u| u == 0).count()).unwrap_or(0),
+            gpu_free_max: if n.gpu_used.is_empty() {
+                u32::MAX
+            } else {
+                n.gpu_used
+                    .iter()
+                    .map(|&u| GPU_MILLI_PER_DEVICE.saturating_sub(u))
+                    .max()
+                    .unwrap_or(0)
+            },
+        }
+    }
+}
+
+/// `1 / x` for a capacity `x` (0 when `x` is not positive: such a resource scores through the
+/// exact path).
+#[inline]
+fn reciprocal(x: i64) -> f64 {
+    if x > 0 { 1.0 / x as f64 } else { 0.0 }
+}
+
+/// The scan columns of a snapshot's nodes: struct of arrays, one entry per node index.
+#[derive(Debug, Clone, Default)]
+pub struct NodeColumns {
+    /// [`NodeHot::free_pods`].
+    pub free_pods: Vec<i64>,
+    /// [`NodeHot::free_milli_cpu`].
+    pub free_milli_cpu: Vec<i64>,
+    /// [`NodeHot::free_memory`].
+    pub free_memory: Vec<i64>,
+    /// [`NodeHot::flags`].
+    pub flags: Vec<u32>,
+    /// [`NodeHot::alloc_milli_cpu`].
+    pub alloc_milli_cpu: Vec<i64>,
+    /// [`NodeHot::alloc_memory`].
+    pub alloc_memory: Vec<i64>,
+    /// [`NodeHot::nz_milli_cpu`].
+    pub nz_milli_cpu: Vec<i64>,
+    /// [`NodeHot::nz_memory`].
+    pub nz_memory: Vec<i64>,
+    /// `1 / alloc_milli_cpu` (0 when not positive).
+    pub inv_milli_cpu: Vec<f64>,
+    /// `1 / alloc_memory` (0 when not positive).
+    pub inv_memory: Vec<f64>,
+    /// [`NodeHot::free_gpu`].
+    pub free_gpu: Vec<i64>,
+    /// [`NodeHot::free_gpu_milli`].
+    pub free_gpu_milli: Vec<i64>,
+    /// [`NodeHot::gpu_idle`].
+    pub gpu_idle: Vec<u32>,
+    /// [`NodeHot::gpu_free_max`].
+    pub gpu_free_max: Vec<u32>,
+}
+
+impl NodeColumns {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    /// True when there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// Node `i`'s entries.
+    pub fn get(&self, i: usize) -> NodeHot {
+        NodeHot {
+            free_pods: self.free_pods[i],
+            free_milli_cpu: self.free_milli_cpu[i],
+            free_memory: self.free_memory[i],
+            flags: self.flags[i],
+            alloc_milli_cpu: self.alloc_milli_cpu[i],
+            alloc_memory: self.alloc_memory[i],
+            nz_milli_cpu: self.nz_milli_cpu[i],
+            nz_memory: self.nz_memory[i],
+            free_gpu: self.free_gpu[i],
+            free_gpu_milli: self.free_gpu_milli[i],
+            gpu_idle: self.gpu_idle[i],
+            gpu_free_max: self.gpu_free_max[i],
+        }
+    }
+
+    /// True when the reciprocals of node `i` are those of its allocatable.
+    pub fn reciprocals_consistent(&self, i: usize) -> bool {
+        self.inv_milli_cpu[i].to_bits() == reciprocal(self.alloc_milli_cpu[i]).to_bits()
+            && self.inv_memory[i].to_bits() == reciprocal(self.alloc_memory[i]).to_bits()
+    }
+
+    /// Write node `i`'s entries (the reciprocals only when the allocatable changed).
+    pub fn set(&mut self, i: usize, h: &NodeHot) {
+        self.free_pods[i] = h.free_pods;
+        self.free_milli_cpu[i] = h.free_milli_cpu;
+        self.free_memory[i] = h.free_memory;
+        self.flags[i] = h.flags;
+        if self.alloc_milli_cpu[i] != h.alloc_milli_cpu {
+            self.alloc_milli_cpu[i] = h.alloc_milli_cpu;
+            self.inv_milli_cpu[i] = reciprocal(h.alloc_milli_cpu);
+        }
+        if self.alloc_memory[i] != h.alloc_memory {
+            self.alloc_memory[i] = h.alloc_memory;
+            self.inv_memory[i] = reciprocal(h.alloc_memory);
+        }
+        self.nz_milli_cpu[i] = h.nz_milli_cpu;
+        self.nz_memory[i] = h.nz_memory;
+        self.free_gpu[i] = h.free_gpu;
+        self.free_gpu_milli[i] = h.free_gpu_milli;
+        self.gpu_idle[i] = h.gpu_idle;
+        self.gpu_free_max[i] = h.gpu_free_max;
+    }
+
+    /// Append a node's entries.
+    pub fn push(&mut self, h: &NodeHot) {
+        self.free_pods.push(h.free_pods);
+        self.free_milli_cpu.push(h.free_milli_cpu);
+        self.free_memory.push(h.free_memory);
+        self.flags.push(h.flags);
+        self.alloc_milli_cpu.push(h.alloc_milli_cpu);
+        self.alloc_memory.push(h.alloc_memory);
+        self.nz_milli_cpu.push(h.nz_milli_cpu);
+        self.nz_memory.push(h.nz_memory);
+        self.inv_milli_cpu.push(reciprocal(h.alloc_milli_cpu));
+        self.inv_memory.push(reciprocal(h.alloc_memory));
+        self.free_gpu.push(h.free_gpu);
+        self.free_gpu_milli.push(h.free_gpu_milli);
+        self.gpu_idle.push(h.gpu_idle);
+        self.gpu_free_max.push(h.gpu_free_max);
+    }
+
+    /// Remove node `i`'s entries, the last node's taking its place (as `Vec::swap_remove`).
+    pub fn swap_remove(&mut self, i: usize) {
+        self.free_pods.swap_remove(i);
+        self.free_milli_cpu.swap_remove(i);
+        self.free_memory.swap_remove(i);
+        self.flags.swap_remove(i);
+        self.alloc_milli_cpu.swap_remove(i);
+        self.alloc_memory.swap_remove(i);
+        self.nz_milli_cpu.swap_remove(i);
+        self.nz_memory.swap_remove(i);
+        self.inv_milli_cpu.swap_remove(i);
+        self.inv_memory.swap_remove(i);
+        self.free_gpu.swap_remove(i);
+        self.free_gpu_milli.swap_remove(i);
+        self.gpu_idle.swap_remove(i);
+        self.gpu_free_max.swap_remove(i);
+    }
+}
