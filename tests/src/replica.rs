@@ -66,6 +66,8 @@ pub fn run_config(identity: &str) -> RunConfig {
             .expect("the sample policy builds"),
         other_profiles: Vec::new(),
         percentage_of_nodes_to_score: 100,
+        profile_percentage_of_nodes_to_score: None,
+        parallelism: scheduler::schedule_one::DEFAULT_PARALLELISM,
         queue: scheduler::queue::QueueConfig::default(),
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),

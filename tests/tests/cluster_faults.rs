@@ -301,6 +301,19 @@ async fn cache_forgets_what_was_deleted_during_a_watch_outage() {
     let r = synced_leader(&api, "replica-1").await;
     create_pod(&api, &pinned("old", "800m", "keep")).await;
     wait_for("old bound", WAIT, || node_of(&api, "old").is_some()).await;
+    // The assigned watch confirmed the binding: "old" is in the cache as an assigned pod, not
+    // only assumed. The API showing it bound is not enough: cut off before its watch event,
+    // the replica knows "old" only as assumed (bound, unconfirmed), which no relist can remove
+    // (the relist never listed it); it stays until the assumed-pod TTL (2 min), and "reuses"
+    // waits in unschedulableQ (the flaky "reuses bound" timeout, 2 in 60 runs under load).
+    wait_for("the watch confirmed old", WAIT, || {
+        r.metric(
+            "scheduler_scheduler_cache_size",
+            &[("type", "assumed_pods")],
+        ) == 0.0
+            && r.metric("scheduler_scheduler_cache_size", &[("type", "pods")]) == 1.0
+    })
+    .await;
 
     let f = api.faults("replica-1");
     f.hang();

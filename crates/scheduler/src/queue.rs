@@ -360,6 +360,20 @@ impl PriorityQueue {
         &self.config
     }
 
+    /// Replace `podInitialBackoffSeconds` / `podMaxBackoffSeconds` (a reloaded configuration;
+    /// kube-scheduler reads them once): the pods in backoffQ are re-timed to their new expiry.
+    pub fn set_backoff(&mut self, initial: Duration, max: Duration) {
+        self.config.pod_initial_backoff = initial;
+        self.config.pod_max_backoff = max;
+        let mut backing_off = Vec::new();
+        while let Some(p) = self.backoff.pop() {
+            backing_off.push(p);
+        }
+        for p in backing_off {
+            self.push_backoff(p);
+        }
+    }
+
     /// Running totals of pods that entered each sub-queue, by the event that put them there:
     /// `(queue, event) → pods`, with v1.22's labels of `scheduler_queue_incoming_pods_total`
     /// (`PodAdd`, `PodUpdate`, `ScheduleAttemptFailure`, `BackoffComplete`, `ForceActivate`

@@ -47,8 +47,9 @@
 //! - events go through [`events::EventRecorder`], which aggregates recurring ones into a series
 //!   as client-go's events library does (one Event object per unschedulable pod, not one per
 //!   attempt);
-//! - a policy reloaded from `--policy-config-file` ([`reload`]) is swapped in between two
-//!   scheduling cycles, and unschedulable pods are retried under it;
+//! - a policy reloaded from `--policy-config-file`, or a configuration from `--config`
+//!   ([`reload`]), is swapped in between two scheduling cycles, and unschedulable pods are
+//!   retried under it;
 //! - leadership lost: [`run`] returns [`RunOutcome::LeadershipLost`] at once (the binary exits 1,
 //!   as kube-scheduler does); shutdown: scheduling stops, in-flight bindings get a grace period,
 //!   then [`RunOutcome::Shutdown`].
@@ -110,6 +111,11 @@ pub struct RunConfig {
     pub other_profiles: Vec<SchedulerProfile>,
     /// `percentageOfNodesToScore` (0 = adaptive), for profiles without their own.
     pub percentage_of_nodes_to_score: i32,
+    /// The first profile's own `percentageOfNodesToScore` (a `v1` configuration profile's),
+    /// overriding [`RunConfig::percentage_of_nodes_to_score`] for it. `None` with a Policy.
+    pub profile_percentage_of_nodes_to_score: Option<i32>,
+    /// `parallelism`: workers that filter and score (1 = the scheduling thread alone).
+    pub parallelism: usize,
     /// The queue's backoff (`podInitialBackoffSeconds`, `podMaxBackoffSeconds`).
     pub queue: QueueConfig,
     /// Bindings in flight at most.
@@ -118,8 +124,9 @@ pub struct RunConfig {
     pub shutdown_grace: Duration,
     /// Seed of the tie-break RNG.
     pub seed: u64,
-    /// Validated policies from the hot reload ([`reload::watch_policy_file`]); each is swapped
-    /// in between two scheduling cycles. `None`: the policy never changes.
+    /// Validated policies or configurations from the hot reload ([`reload::watch_policy_file`],
+    /// [`reload::watch_config_file`]); each is swapped in between two scheduling cycles.
+    /// `None`: the policy never changes.
     pub policy_updates: Option<reload::PolicyUpdates>,
 }
 
@@ -218,6 +225,7 @@ pub async fn run(
     );
     let seed = cfg.seed;
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+    algo.set_parallelism(cfg.parallelism);
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);
     let mut s = Scheduler {
@@ -409,7 +417,11 @@ fn profile_of<'a>(cfg: &'a RunConfig, pod: &PodInfo) -> (&'a Profile, i32) {
             p.percentage_of_nodes_to_score
                 .unwrap_or(cfg.percentage_of_nodes_to_score),
         ),
-        _ => (&cfg.profile, cfg.percentage_of_nodes_to_score),
+        _ => (
+            &cfg.profile,
+            cfg.profile_percentage_of_nodes_to_score
+                .unwrap_or(cfg.percentage_of_nodes_to_score),
+        ),
     }
 }
 
@@ -426,9 +438,37 @@ impl Scheduler {
     /// its extenders (filter, prioritize, and bind for pods assumed from then on; bindings in
     /// flight keep the binder they were given). Pods found unschedulable under the old policy
     /// are retried (they may fit now).
+    ///
+    /// A reloaded configuration replaces each profile of a served `schedulerName` it has (a
+    /// served name it lacks keeps its profile), `percentageOfNodesToScore` and the queue's
+    /// backoffs; its restart-only fields were left out by the reloader.
     fn apply_policy(&mut self, u: &reload::PolicyUpdate) {
-        self.cfg.profile = u.profile.clone();
-        self.algo.set_extenders(u.profile.extenders.clone());
+        match &u.change {
+            reload::Change::Policy(profile) => self.cfg.profile = (**profile).clone(),
+            reload::Change::Config(c) => {
+                for p in &c.profiles {
+                    if p.scheduler_name == self.cfg.scheduler_name {
+                        self.cfg.profile = p.profile.clone();
+                        self.cfg.profile_percentage_of_nodes_to_score =
+                            p.percentage_of_nodes_to_score;
+                    } else if let Some(o) = self
+                        .cfg
+                        .other_profiles
+                        .iter_mut()
+                        .find(|o| o.scheduler_name == p.scheduler_name)
+                    {
+                        *o = p.clone();
+                    }
+                }
+                self.cfg.percentage_of_nodes_to_score = c.percentage_of_nodes_to_score;
+                self.cfg.queue.pod_initial_backoff = c.pod_initial_backoff;
+                self.cfg.queue.pod_max_backoff = c.pod_max_backoff;
+                self.h
+                    .queue
+                    .set_backoff(c.pod_initial_backoff, c.pod_max_backoff);
+            }
+        }
+        self.algo.set_extenders(self.cfg.profile.extenders.clone());
         let moved =
             self.h
                 .queue
@@ -719,15 +759,26 @@ impl Scheduler {
             .cloned()
             .unwrap_or_else(|| pod.clone());
         let pdbs: Vec<crate::preemption::Pdb> = self.h.pdbs.values().cloned().collect();
-        let framework = profile_of(&self.cfg, &pod).0.framework.clone();
-        let pf = self.preemption.post_filter(
-            &framework,
-            self.h.cache.snapshot(),
-            &pod,
-            &fe.node_to_status(self.h.cache.snapshot()),
-            &pdbs,
-            &self.h.nominator,
-        );
+        let profile = profile_of(&self.cfg, &pod).0;
+        let (framework, extenders) = (profile.framework.clone(), profile.extenders.clone());
+        // Extenders with a preemptVerb are called synchronously, as in the scheduling cycle.
+        let (preemption, h) = (&mut self.preemption, &self.h);
+        let mut run = || {
+            preemption.post_filter(
+                &framework,
+                h.cache.snapshot(),
+                &pod,
+                &fe.node_to_status(h.cache.snapshot()),
+                &pdbs,
+                &h.nominator,
+                &extenders,
+            )
+        };
+        let pf = if extenders.iter().any(|e| e.supports_preemption()) {
+            blocking(run)
+        } else {
+            run()
+        };
         if pf.clear_own_nomination {
             self.report
                 .clear_nominated_node_names(vec![pod.pod.clone()]);

@@ -1,8 +1,8 @@
-//! Policy hot reload: watch `--policy-config-file`, decode and validate every new version, and
-//! hand valid ones to the scheduling loop, which swaps them in between two scheduling cycles.
+//! Hot reload: watch `--policy-config-file` or `--config`, decode and validate every new version,
+//! and hand valid ones to the scheduling loop, which swaps them in between two scheduling cycles.
 //!
-//! kube-scheduler v1.22 read its Policy once at start (`initPolicyFromFile`); this is
-//! mini-scheduler's own addition, shaped for a ConfigMap mounted as a volume: the kubelet
+//! kube-scheduler v1.22 read its Policy (`initPolicyFromFile`) and its configuration
+//! (`Options.Config`) once at start; this is mini-scheduler's own addition, shaped for a ConfigMap mounted as a volume: the kubelet
 //! updates such a volume by writing a new timestamped directory and renaming the `..data`
 //! symlink over the old one, so the file's *directory* is watched (inotify through `notify`),
 //! not the file, and the path is re-resolved on every read. A `subPath` mount never updates
@@ -20,6 +20,21 @@
 //!   `file:line:column:`) is logged, `scheduler_policy_reloads_total{result="failure"}` is
 //!   incremented, `scheduler_policy_file_rejected` is set to 1, and the running policy stays.
 //!   Nothing in this module panics or exits on a bad file.
+//! - A `--config` file ([`watch_config_file`]) is decoded strictly and validated exactly as at
+//!   start ([`crate::config::parse_config`]); the same metrics count its reloads. A valid
+//!   version replaces, from the next cycle: every profile whose `schedulerName` is served (its
+//!   plugins, weights and `pluginConfig`; pods are still routed by `schedulerName`), the
+//!   `extenders`, `percentageOfNodesToScore` (global and per profile) and
+//!   `podInitialBackoffSeconds` / `podMaxBackoffSeconds` (pods already in backoffQ are re-timed).
+//!   What only a restart can change ([`restart_required`]) keeps its value in force, with a
+//!   warning naming the field, the value in force and the file's: `leaderElection` (the elector
+//!   and its Lease run with the values it started with; changing the Lease name or namespace in
+//!   flight would let two replicas lead), `clientConnection` (the API clients and their rate
+//!   limiters are built at start), `parallelism` (the scoring thread pool is sized at start),
+//!   and the *set* of `profiles[*].schedulerName` (the pending-pod watch selects pods by those
+//!   names and events report under them): a profile whose name is new is not served, a served
+//!   name the file no longer has keeps the profile in force. The order of the profiles may
+//!   change freely. `healthzBindAddress` / `metricsBindAddress` are never served (warned at load).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,24 +45,52 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
+use crate::config::{LoadedConfig, format_go_duration, parse_config};
 use crate::policy::{FeatureGates, PolicyError, ResolvedPolicy};
-use crate::profile::{PolicySource, Profile};
+use crate::profile::{PolicySource, Profile, SchedulerProfile};
 
 /// Quiet period after the last file-system event before the file is read.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
 /// Period of the unconditional re-read.
 pub const DEFAULT_RESYNC_PERIOD: Duration = Duration::from_secs(60);
 
-/// A validated policy, ready to be swapped in: the profile built from the new version, as at
-/// start.
+/// A validated new version, ready to be swapped in, built as at start.
 #[derive(Debug)]
 pub struct PolicyUpdate {
-    /// The plugins, their arguments and the extenders, replacing those in force.
-    pub profile: Profile,
+    /// What it replaces.
+    pub change: Change,
     /// The file it was read from.
     pub source: PathBuf,
     /// 1 for the first reload since start, then 2, 3, ...
     pub generation: u64,
+}
+
+/// What a reloaded file replaces.
+#[derive(Debug)]
+pub enum Change {
+    /// A Policy (`--policy-config-file`): the plugins, their arguments and the extenders of the
+    /// one profile.
+    Policy(Box<Profile>),
+    /// A `KubeSchedulerConfiguration` (`--config`).
+    Config(ConfigUpdate),
+}
+
+/// What a reloaded `KubeSchedulerConfiguration` replaces (see the module docs).
+#[derive(Debug)]
+pub struct ConfigUpdate {
+    /// The file's profiles whose `schedulerName` is served (every name served since start), in
+    /// file order, each with its framework, `pluginConfig` arguments, extenders and own
+    /// `percentageOfNodesToScore`: each replaces the profile of its name.
+    pub profiles: Vec<SchedulerProfile>,
+    /// `percentageOfNodesToScore` (0 = adaptive) for profiles without their own.
+    pub percentage_of_nodes_to_score: i32,
+    /// `podInitialBackoffSeconds`, as a duration.
+    pub pod_initial_backoff: Duration,
+    /// `podMaxBackoffSeconds`, as a duration.
+    pub pod_max_backoff: Duration,
+    /// The fields the file changes that only a restart applies (their values in force stay),
+    /// each `field: in force <value>, in the file <value>` ([`restart_required`]).
+    pub restart_required: Vec<String>,
 }
 
 /// The receiving end the scheduling loop polls between cycles; `None` until the first reload.
@@ -78,7 +121,7 @@ impl Default for ReloadConfig {
 #[derive(Clone)]
 pub struct PolicyReloadMetrics {
     /// `scheduler_policy_reloads_total{result="success"|"failure"}`: versions of the file
-    /// decoded after a change, by outcome.
+    /// (`--policy-config-file` or `--config`) decoded after a change, by outcome.
     pub reloads: IntCounterVec,
     /// `scheduler_policy_last_successful_reload_timestamp_seconds`: Unix time (seconds) at
     /// which the policy in force was loaded (at start, then at each successful reload).
@@ -98,7 +141,7 @@ impl PolicyReloadMetrics {
             reloads: IntCounterVec::new(
                 Opts::new(
                     "scheduler_policy_reloads_total",
-                    "Number of times a changed policy config file was decoded and validated, by result: 'success' (swapped in) or 'failure' (rejected; the running policy stays).",
+                    "Number of times a changed policy config file (--policy-config-file or --config) was decoded and validated, by result: 'success' (swapped in) or 'failure' (rejected; the running policy stays).",
                 ),
                 &["result"],
             )?,
@@ -108,7 +151,7 @@ impl PolicyReloadMetrics {
             )?,
             rejected: IntGauge::new(
                 "scheduler_policy_file_rejected",
-                "1 while the policy config file on disk is invalid and an older policy is in force, else 0.",
+                "1 while the policy config file (--policy-config-file or --config) on disk is invalid and an older policy is in force, else 0.",
             )?,
         };
         registry.register(Box::new(m.reloads.clone()))?;
@@ -157,26 +200,41 @@ pub enum ReloadOutcome {
     Rejected(String),
 }
 
-/// Reads the policy file and publishes each new valid version. Pure of timing: [`Self::run`]
-/// decides *when* to [`Self::check`].
+/// The file a [`PolicyReloader`] reads, and what is in force from it.
+enum Watched {
+    /// `--policy-config-file`, every version resolved under the process's `--feature-gates`.
+    Policy {
+        /// The policy in force at start (compared once, by the first check).
+        initial: Option<Box<ResolvedPolicy>>,
+        gates: FeatureGates,
+    },
+    /// `--config`.
+    Config {
+        /// The configuration loaded at start: its restart-only fields stay in force.
+        started: Box<LoadedConfig>,
+        /// The first check has not run yet (it compares the file with `started`).
+        first: bool,
+    },
+}
+
+/// Reads the policy (or configuration) file and publishes each new valid version. Pure of
+/// timing: [`Self::run`] decides *when* to [`Self::check`].
 pub struct PolicyReloader {
     path: PathBuf,
-    /// The policy in force when the reloader started (compared once, by the first check).
-    initial: Option<ResolvedPolicy>,
-    /// Bytes of the policy in force, once known.
+    watched: Watched,
+    /// Bytes of the version in force, once known.
     running_bytes: Option<Vec<u8>>,
     /// Bytes of the last rejected version.
     rejected_bytes: Option<Vec<u8>>,
     generation: u64,
     tx: watch::Sender<Option<Arc<PolicyUpdate>>>,
     metrics: PolicyReloadMetrics,
-    gates: FeatureGates,
 }
 
 impl PolicyReloader {
-    /// A reloader for `path`, whose policy in force is `running` (loaded from that file at
-    /// start and resolved under `gates`, which apply to every version read). The first
-    /// [`Self::check`] records the file's bytes without publishing anything if they still
+    /// A reloader for the Policy file `path`, whose policy in force is `running` (loaded from
+    /// that file at start and resolved under `gates`, which apply to every version read). The
+    /// first [`Self::check`] records the file's bytes without publishing anything if they still
     /// resolve to `running`.
     pub fn new(
         path: PathBuf,
@@ -184,17 +242,49 @@ impl PolicyReloader {
         metrics: PolicyReloadMetrics,
         gates: FeatureGates,
     ) -> (PolicyReloader, PolicyUpdates) {
+        Self::with(
+            path,
+            Watched::Policy {
+                initial: Some(Box::new(running)),
+                gates,
+            },
+            metrics,
+        )
+    }
+
+    /// A reloader for the `KubeSchedulerConfiguration` file `path`, whose configuration in
+    /// force is `running` (loaded from that file at start). The first [`Self::check`] records
+    /// the file's bytes without publishing anything if they still load to `running`.
+    pub fn for_config(
+        path: PathBuf,
+        running: LoadedConfig,
+        metrics: PolicyReloadMetrics,
+    ) -> (PolicyReloader, PolicyUpdates) {
+        Self::with(
+            path,
+            Watched::Config {
+                started: Box::new(running),
+                first: true,
+            },
+            metrics,
+        )
+    }
+
+    fn with(
+        path: PathBuf,
+        watched: Watched,
+        metrics: PolicyReloadMetrics,
+    ) -> (PolicyReloader, PolicyUpdates) {
         let (tx, rx) = watch::channel(None);
         (
             PolicyReloader {
                 path,
-                initial: Some(running),
+                watched,
                 running_bytes: None,
                 rejected_bytes: None,
                 generation: 0,
                 tx,
                 metrics,
-                gates,
             },
             rx,
         )
@@ -222,37 +312,55 @@ impl PolicyReloader {
             }
         };
         let name = self.path.display().to_string();
-        let source = PolicySource::Text { name: &name, text };
-        let loaded = match Profile::load(source, &self.gates) {
-            Ok(l) => l,
-            Err(e) => return self.reject(Some(bytes), e.to_string()),
+        let built = match &mut self.watched {
+            Watched::Policy { initial, gates } => load_policy(&name, text, initial, gates),
+            Watched::Config { started, first } => {
+                load_config(&name, text, started, std::mem::take(first))
+            }
         };
-        let profile = loaded.profile.clone();
-        if let Some(initial) = self.initial.take()
-            && initial == profile.policy
-        {
+        let change = match built {
+            Ok(Some(change)) => change,
             // The file the process started with.
-            self.running_bytes = Some(bytes);
-            return ReloadOutcome::Unchanged;
-        }
-        for w in loaded.warnings() {
-            warn!("{w}");
-        }
+            Ok(None) => {
+                self.running_bytes = Some(bytes);
+                return ReloadOutcome::Unchanged;
+            }
+            Err(message) => return self.reject(Some(bytes), message),
+        };
         self.generation += 1;
         self.running_bytes = Some(bytes);
         self.rejected_bytes = None;
         self.metrics.reloads.with_label_values(&["success"]).inc();
         self.metrics.last_success.set(unix_now());
         self.metrics.rejected.set(0);
-        info!(
-            file = %self.path.display(),
-            generation = self.generation,
-            filters = %plugin_list(profile.policy.filters.iter().map(|f| f.plugin)),
-            scores = %plugin_list(profile.policy.scores.iter().map(|s| s.plugin)),
-            "Policy file changed and is valid; it applies from the next scheduling cycle"
-        );
+        match &change {
+            Change::Policy(profile) => info!(
+                file = %self.path.display(),
+                generation = self.generation,
+                filters = %plugin_list(profile.policy.filters.iter().map(|f| f.plugin)),
+                scores = %plugin_list(profile.policy.scores.iter().map(|s| s.plugin)),
+                "Policy file changed and is valid; it applies from the next scheduling cycle"
+            ),
+            Change::Config(c) => {
+                for r in &c.restart_required {
+                    warn!(
+                        file = %self.path.display(),
+                        "{r}: takes effect only after a restart; the value in force stays"
+                    );
+                }
+                info!(
+                    file = %self.path.display(),
+                    generation = self.generation,
+                    profiles = %plugin_list(c.profiles.iter().map(|p| p.scheduler_name.as_str())),
+                    percentage_of_nodes_to_score = c.percentage_of_nodes_to_score,
+                    pod_initial_backoff = ?c.pod_initial_backoff,
+                    pod_max_backoff = ?c.pod_max_backoff,
+                    "Configuration file changed and is valid; it applies from the next scheduling cycle"
+                );
+            }
+        }
         self.tx.send_replace(Some(Arc::new(PolicyUpdate {
-            profile,
+            change,
             source: self.path.clone(),
             generation: self.generation,
         })));
@@ -260,10 +368,16 @@ impl PolicyReloader {
     }
 
     fn reject(&mut self, bytes: Option<Vec<u8>>, message: String) -> ReloadOutcome {
-        error!(
-            error = %message,
-            "Policy file rejected; keeping the running policy"
-        );
+        match self.watched {
+            Watched::Policy { .. } => error!(
+                error = %message,
+                "Policy file rejected; keeping the running policy"
+            ),
+            Watched::Config { .. } => error!(
+                error = %message,
+                "Configuration file rejected; keeping the running configuration"
+            ),
+        }
         self.metrics.reloads.with_label_values(&["failure"]).inc();
         self.metrics.rejected.set(1);
         // A file that cannot be read is retried on the next event; a bad content only when
@@ -313,6 +427,159 @@ impl PolicyReloader {
 
 fn plugin_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
     names.collect::<Vec<_>>().join(",")
+}
+
+/// A Policy version built into its profile; `None` when it is the policy in force at start
+/// (`initial`, taken by the first call).
+fn load_policy(
+    name: &str,
+    text: &str,
+    initial: &mut Option<Box<ResolvedPolicy>>,
+    gates: &FeatureGates,
+) -> Result<Option<Change>, String> {
+    let source = PolicySource::Text { name, text };
+    let loaded = Profile::load(source, gates).map_err(|e| e.to_string())?;
+    if let Some(initial) = initial.take()
+        && *initial == loaded.profile.policy
+    {
+        return Ok(None);
+    }
+    for w in loaded.warnings() {
+        warn!("{w}");
+    }
+    Ok(Some(Change::Policy(Box::new(loaded.profile))))
+}
+
+/// A configuration version loaded and built as at start ([`parse_config`],
+/// [`SchedulerProfile::from_config`]); `None` when it is the configuration in force at start
+/// and this is the first check.
+fn load_config(
+    name: &str,
+    text: &str,
+    started: &LoadedConfig,
+    first: bool,
+) -> Result<Option<Change>, String> {
+    let loaded = parse_config(name, text).map_err(|e| e.to_string())?;
+    if first && loaded == *started {
+        return Ok(None);
+    }
+    let built = SchedulerProfile::from_config(&loaded, name).map_err(|e| e.to_string())?;
+    for w in &loaded.warnings {
+        warn!("{w}");
+    }
+    let served = |n: &str| started.profiles.iter().any(|p| p.scheduler_name == n);
+    let secs = |v: i64| Duration::from_secs(u64::try_from(v).unwrap_or(0));
+    Ok(Some(Change::Config(ConfigUpdate {
+        profiles: built
+            .into_iter()
+            .filter(|p| served(&p.scheduler_name))
+            .collect(),
+        percentage_of_nodes_to_score: loaded.percentage_of_nodes_to_score,
+        pod_initial_backoff: secs(loaded.pod_initial_backoff_seconds),
+        pod_max_backoff: secs(loaded.pod_max_backoff_seconds),
+        restart_required: restart_required(started, &loaded),
+    })))
+}
+
+/// The fields of `file` that differ from the configuration in force (`in_force`, loaded at
+/// start) and that only a restart applies, each `field: in force <value>, in the file <value>`
+/// (defaults applied on both sides; durations in Go's notation): `leaderElection.*`,
+/// `clientConnection.*`, `parallelism`, and the profiles' `schedulerName`s added or removed.
+/// Empty when a reload can apply the whole file.
+pub fn restart_required(in_force: &LoadedConfig, file: &LoadedConfig) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cmp = |field: &str, old: String, new: String| {
+        if old != new {
+            out.push(format!("{field}: in force {old}, in the file {new}"));
+        }
+    };
+    let (a, b) = (&in_force.leader_election, &file.leader_election);
+    let d = |ns: i64| format!("{:?}", format_go_duration(ns));
+    let q = |s: &str| format!("{s:?}");
+    cmp(
+        "leaderElection.leaderElect",
+        a.leader_elect.to_string(),
+        b.leader_elect.to_string(),
+    );
+    cmp(
+        "leaderElection.leaseDuration",
+        d(a.lease_duration),
+        d(b.lease_duration),
+    );
+    cmp(
+        "leaderElection.renewDeadline",
+        d(a.renew_deadline),
+        d(b.renew_deadline),
+    );
+    cmp(
+        "leaderElection.retryPeriod",
+        d(a.retry_period),
+        d(b.retry_period),
+    );
+    cmp(
+        "leaderElection.resourceLock",
+        q(&a.resource_lock),
+        q(&b.resource_lock),
+    );
+    cmp(
+        "leaderElection.resourceName",
+        q(&a.resource_name),
+        q(&b.resource_name),
+    );
+    cmp(
+        "leaderElection.resourceNamespace",
+        q(&a.resource_namespace),
+        q(&b.resource_namespace),
+    );
+    let (a, b) = (&in_force.client_connection, &file.client_connection);
+    cmp(
+        "clientConnection.kubeconfig",
+        q(&a.kubeconfig),
+        q(&b.kubeconfig),
+    );
+    cmp("clientConnection.qps", a.qps.to_string(), b.qps.to_string());
+    cmp(
+        "clientConnection.burst",
+        a.burst.to_string(),
+        b.burst.to_string(),
+    );
+    let raw = |c: &LoadedConfig| c.config.client_connection.clone().unwrap_or_default();
+    let (a, b) = (raw(in_force), raw(file));
+    let opt = |s: &Option<String>| q(s.as_deref().unwrap_or(""));
+    cmp(
+        "clientConnection.contentType",
+        opt(&a.content_type),
+        opt(&b.content_type),
+    );
+    cmp(
+        "clientConnection.acceptContentTypes",
+        opt(&a.accept_content_types),
+        opt(&b.accept_content_types),
+    );
+    // kube-scheduler's default parallelism is 16.
+    cmp(
+        "parallelism",
+        in_force.config.parallelism.unwrap_or(16).to_string(),
+        file.config.parallelism.unwrap_or(16).to_string(),
+    );
+    let names = |c: &LoadedConfig| -> Vec<String> {
+        c.profiles
+            .iter()
+            .map(|p| p.scheduler_name.clone())
+            .collect()
+    };
+    let (served, named) = (names(in_force), names(file));
+    for n in named.iter().filter(|n| !served.contains(n)) {
+        out.push(format!(
+            "profiles[*].schedulerName: {n:?} is not served (the names in force are {served:?}); its profile is not used"
+        ));
+    }
+    for n in served.iter().filter(|n| !named.contains(n)) {
+        out.push(format!(
+            "profiles[*].schedulerName: {n:?} is served and no longer in the file; its profile in force stays"
+        ));
+    }
+    out
 }
 
 /// The file's bytes, with the start-up loader's error texts.
@@ -368,6 +635,32 @@ pub fn watch_policy_file(
     cfg: ReloadConfig,
 ) -> Result<(PolicyUpdates, PolicyWatcher), ReloadError> {
     let metrics = PolicyReloadMetrics::new(registry)?;
+    let (reloader, updates) =
+        PolicyReloader::new(path.to_path_buf(), running, metrics, cfg.feature_gates);
+    Ok((updates, spawn_watcher(path, reloader, cfg)))
+}
+
+/// Start watching the `--config` file `path`, whose configuration in force is `running`
+/// (loaded from it at start, [`crate::config::load_config_file`]), as [`watch_policy_file`]
+/// watches a Policy: same metrics, same timing (`cfg.feature_gates` is not used: a
+/// configuration names its plugins). Each valid version is published as a
+/// [`Change::Config`].
+///
+/// # Errors
+/// [`ReloadError::Metrics`] when the metrics are already registered in `registry`.
+pub fn watch_config_file(
+    path: &Path,
+    running: LoadedConfig,
+    registry: &Registry,
+    cfg: ReloadConfig,
+) -> Result<(PolicyUpdates, PolicyWatcher), ReloadError> {
+    let metrics = PolicyReloadMetrics::new(registry)?;
+    let (reloader, updates) = PolicyReloader::for_config(path.to_path_buf(), running, metrics);
+    Ok((updates, spawn_watcher(path, reloader, cfg)))
+}
+
+/// Watch `path`'s directory (or, failing that, only re-read periodically) and run `reloader`.
+fn spawn_watcher(path: &Path, reloader: PolicyReloader, cfg: ReloadConfig) -> PolicyWatcher {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -376,28 +669,23 @@ pub fn watch_policy_file(
     let (tx, rx) = mpsc::channel::<()>(1);
     let watcher = match watch_dir(&dir, tx) {
         Ok(w) => {
-            info!(file = %path.display(), dir = %dir.display(), "Watching the policy file for changes");
+            info!(file = %path.display(), dir = %dir.display(), "Watching the file for changes");
             Some(w)
         }
         Err(e) => {
             warn!(
                 error = %e,
                 resync_period = ?cfg.resync_period,
-                "Cannot watch the policy file's directory; re-reading it periodically instead"
+                "Cannot watch the file's directory; re-reading it periodically instead"
             );
             None
         }
     };
-    let (reloader, updates) =
-        PolicyReloader::new(path.to_path_buf(), running, metrics, cfg.feature_gates);
     let task = tokio::spawn(reloader.run(rx, cfg));
-    Ok((
-        updates,
-        PolicyWatcher {
-            _watcher: watcher,
-            task,
-        },
-    ))
+    PolicyWatcher {
+        _watcher: watcher,
+        task,
+    }
 }
 
 /// A non-recursive watch of `dir` that sends a trigger for every event but reads.
@@ -530,7 +818,10 @@ mod tests {
     fn scores(rx: &PolicyUpdates) -> Vec<&'static str> {
         rx.borrow()
             .as_ref()
-            .map(|u| u.profile.policy.scores.iter().map(|s| s.plugin).collect())
+            .and_then(|u| match &u.change {
+                Change::Policy(p) => Some(p.policy.scores.iter().map(|s| s.plugin).collect()),
+                Change::Config(_) => None,
+            })
             .unwrap_or_default()
     }
 
@@ -613,12 +904,9 @@ mod tests {
         let names = |rx: &PolicyUpdates| -> Vec<String> {
             rx.borrow()
                 .as_ref()
-                .map(|u| {
-                    u.profile
-                        .extenders
-                        .iter()
-                        .map(|e| e.name().to_string())
-                        .collect()
+                .map(|u| match &u.change {
+                    Change::Policy(p) => p.extenders.iter().map(|e| e.name().to_string()).collect(),
+                    Change::Config(_) => Vec::new(),
                 })
                 .unwrap_or_default()
         };
@@ -664,6 +952,261 @@ mod tests {
         let (mut r, rx, _registry) = reloader(&dir, LEAST);
         assert_eq!(r.check(), ReloadOutcome::Applied(1));
         assert_eq!(scores(&rx), ["NodeResourcesMostAllocated"]);
+    }
+
+    // ------------------------------------------------------------ `--config` reloads
+
+    /// A v1beta2 configuration: profile `a` scores with NodeResourcesFit's `strategy`, profile
+    /// `b` has the defaults; `extra` is appended at the top level.
+    fn config(strategy: &str, pct: i32, initial: i64, max: i64, extra: &str) -> String {
+        format!(
+            "apiVersion: kubescheduler.config.k8s.io/v1beta2
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: {pct}
+podInitialBackoffSeconds: {initial}
+podMaxBackoffSeconds: {max}
+profiles:
+- schedulerName: a
+  plugins:
+    preScore:
+      disabled: [{{name: '*'}}]
+    score:
+      disabled: [{{name: '*'}}]
+      enabled: [{{name: NodeResourcesFit, weight: 1}}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: {strategy}
+        resources: [{{name: cpu, weight: 1}}, {{name: memory, weight: 1}}]
+- schedulerName: b
+{extra}"
+        )
+    }
+
+    fn config_reloader(
+        dir: &ConfigMapDir,
+        running: &str,
+    ) -> (PolicyReloader, PolicyUpdates, Registry) {
+        let registry = Registry::new();
+        let metrics = PolicyReloadMetrics::new(&registry).unwrap();
+        let started = parse_config(&dir.file().display().to_string(), running).unwrap();
+        let (r, rx) = PolicyReloader::for_config(dir.file(), started, metrics);
+        (r, rx, registry)
+    }
+
+    /// The published configuration update (panics on none or a Policy).
+    fn config_update(rx: &PolicyUpdates) -> Arc<PolicyUpdate> {
+        let u = rx.borrow().clone().expect("an update was published");
+        assert!(matches!(u.change, Change::Config(_)), "{u:?}");
+        u
+    }
+
+    fn as_config(u: &PolicyUpdate) -> &ConfigUpdate {
+        match &u.change {
+            Change::Config(c) => c,
+            Change::Policy(_) => unreachable!("checked by config_update"),
+        }
+    }
+
+    /// A valid edit rebuilds every profile (plugins and pluginConfig), and carries
+    /// `percentageOfNodesToScore` and the backoffs; nothing needs a restart.
+    #[test]
+    fn config_edit_rebuilds_profiles_and_scheduling_settings() {
+        let start = config("LeastAllocated", 50, 1, 10, "");
+        let mut dir = ConfigMapDir::new("config-valid", &start);
+        let (mut r, rx, registry) = config_reloader(&dir, &start);
+        assert_eq!(
+            r.check(),
+            ReloadOutcome::Unchanged,
+            "the file we started with"
+        );
+        assert!(rx.borrow().is_none());
+        dir.update(&config("MostAllocated", 70, 2, 20, ""));
+        assert_eq!(r.check(), ReloadOutcome::Applied(1));
+        let u = config_update(&rx);
+        let c = as_config(&u);
+        let names: Vec<&str> = c
+            .profiles
+            .iter()
+            .map(|p| p.scheduler_name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        let scores: Vec<&str> = c.profiles[0]
+            .profile
+            .policy
+            .scores
+            .iter()
+            .map(|s| s.plugin)
+            .collect();
+        assert_eq!(scores, ["NodeResourcesMostAllocated"]);
+        assert_eq!(c.percentage_of_nodes_to_score, 70);
+        assert_eq!(c.pod_initial_backoff, Duration::from_secs(2));
+        assert_eq!(c.pod_max_backoff, Duration::from_secs(20));
+        assert!(c.restart_required.is_empty(), "{:?}", c.restart_required);
+        assert_eq!(counter(&registry, "success"), 1.0);
+        assert_eq!(r.check(), ReloadOutcome::Unchanged, "same bytes again");
+    }
+
+    /// An invalid edit (a value out of range; then an unknown plugin) is rejected with the
+    /// file, line, column, field and value, counted in the Policy reload's metrics, and
+    /// nothing is published; the next valid edit clears the rejection.
+    #[test]
+    fn invalid_config_keeps_the_running_one_and_counts_a_failure() {
+        let start = config("LeastAllocated", 50, 1, 10, "");
+        let mut dir = ConfigMapDir::new("config-invalid", &start);
+        let (mut r, rx, registry) = config_reloader(&dir, &start);
+        r.check();
+        dir.update(&config("LeastAllocated", 150, 1, 10, ""));
+        let file = dir.file().display().to_string();
+        match r.check() {
+            ReloadOutcome::Rejected(msg) => {
+                assert!(
+                    msg.starts_with(&format!(
+                        "{file}:3:27: percentageOfNodesToScore: Invalid value: 150"
+                    )),
+                    "{msg}"
+                );
+            }
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+        assert!(rx.borrow().is_none(), "nothing published");
+        assert_eq!(counter(&registry, "failure"), 1.0);
+        assert_eq!(gauge(&registry, "scheduler_policy_file_rejected"), 1.0);
+        assert_eq!(r.check(), ReloadOutcome::Unchanged, "not counted twice");
+        assert_eq!(counter(&registry, "failure"), 1.0);
+        dir.update(&config("MostAlocated", 50, 1, 10, ""));
+        match r.check() {
+            ReloadOutcome::Rejected(msg) => {
+                assert!(msg.starts_with(&format!("{file}:")), "{msg}");
+                assert!(msg.contains("MostAlocated"), "{msg}");
+            }
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+        assert_eq!(counter(&registry, "failure"), 2.0);
+        dir.update(&config("MostAllocated", 50, 1, 10, ""));
+        assert_eq!(r.check(), ReloadOutcome::Applied(1));
+        assert_eq!(gauge(&registry, "scheduler_policy_file_rejected"), 0.0);
+        assert_eq!(counter(&registry, "success"), 1.0);
+    }
+
+    /// What only a restart applies is reported field by field and left out: leaderElection,
+    /// clientConnection, parallelism, and the schedulerName set (a new profile is not served; a
+    /// served one missing from the file is not in the update, so its profile in force stays).
+    /// The rest of the file still applies.
+    #[test]
+    fn restart_only_fields_keep_their_values_in_force() {
+        let start = config("LeastAllocated", 50, 1, 10, "");
+        let mut dir = ConfigMapDir::new("config-restart", &start);
+        let (mut r, rx, registry) = config_reloader(&dir, &start);
+        r.check();
+        let edited = config(
+            "MostAllocated",
+            60,
+            1,
+            10,
+            "- schedulerName: c
+leaderElection:
+  leaseDuration: 20s
+  resourceName: other-lease
+clientConnection:
+  qps: 5
+parallelism: 4
+",
+        )
+        .replace("- schedulerName: b\n", "");
+        dir.update(&edited);
+        assert_eq!(r.check(), ReloadOutcome::Applied(1));
+        let u = config_update(&rx);
+        let c = as_config(&u);
+        let names: Vec<&str> = c
+            .profiles
+            .iter()
+            .map(|p| p.scheduler_name.as_str())
+            .collect();
+        assert_eq!(names, ["a"], "c is not served; b is not replaced");
+        assert_eq!(c.percentage_of_nodes_to_score, 60, "the rest applies");
+        assert_eq!(
+            c.restart_required,
+            [
+                r#"leaderElection.leaseDuration: in force "15s", in the file "20s""#,
+                r#"leaderElection.resourceName: in force "kube-scheduler", in the file "other-lease""#,
+                "clientConnection.qps: in force 50, in the file 5",
+                "parallelism: in force 16, in the file 4",
+                r#"profiles[*].schedulerName: "c" is not served (the names in force are ["a", "b"]); its profile is not used"#,
+                r#"profiles[*].schedulerName: "b" is served and no longer in the file; its profile in force stays"#,
+            ]
+        );
+        assert_eq!(counter(&registry, "success"), 1.0);
+        // Reordering the profiles is not a change of the set.
+        let swapped = format!(
+            "{}- schedulerName: a\n",
+            config("LeastAllocated", 50, 1, 10, "")
+                .replace("- schedulerName: a\n", "- schedulerName: x\n")
+                .replace("- schedulerName: b\n", "")
+                .replace("- schedulerName: x\n", "- schedulerName: b\n")
+        );
+        dir.update(&swapped);
+        assert_eq!(r.check(), ReloadOutcome::Applied(2));
+        let u = config_update(&rx);
+        let c = as_config(&u);
+        let names: Vec<&str> = c
+            .profiles
+            .iter()
+            .map(|p| p.scheduler_name.as_str())
+            .collect();
+        assert_eq!(names, ["b", "a"]);
+        assert!(c.restart_required.is_empty(), "{:?}", c.restart_required);
+    }
+
+    /// A configuration edited before the first check is applied (not mistaken for the one in
+    /// force); the debounce and periodic re-read run as for a Policy, on the paused clock.
+    #[tokio::test(start_paused = true)]
+    async fn config_reloads_are_debounced_and_resynced() {
+        let start = config("LeastAllocated", 50, 1, 10, "");
+        let mut dir = ConfigMapDir::new("config-timing", &start);
+        dir.update(&config("LeastAllocated", 40, 1, 10, ""));
+        let (r, mut rx, registry) = config_reloader(&dir, &start);
+        let (tx, triggers) = mpsc::channel(1);
+        let cfg = ReloadConfig {
+            debounce: Duration::from_millis(500),
+            resync_period: Duration::from_secs(60),
+            ..ReloadConfig::default()
+        };
+        let task = tokio::spawn(r.run(triggers, cfg));
+        rx.changed().await.unwrap();
+        assert_eq!(
+            as_config(&config_update(&rx)).percentage_of_nodes_to_score,
+            40
+        );
+
+        dir.update(&config("MostAllocated", 30, 1, 10, ""));
+        let t0 = tokio::time::Instant::now();
+        tx.send(()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        tx.send(()).await.unwrap();
+        rx.changed().await.unwrap();
+        assert_eq!(t0.elapsed(), Duration::from_millis(300 + 500));
+        assert_eq!(
+            as_config(&config_update(&rx)).percentage_of_nodes_to_score,
+            30
+        );
+
+        // No event: the periodic re-read finds it.
+        dir.update(&config("MostAllocated", 20, 1, 10, ""));
+        let t0 = tokio::time::Instant::now();
+        rx.changed().await.unwrap();
+        assert!(
+            t0.elapsed() <= Duration::from_secs(60),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert_eq!(
+            as_config(&config_update(&rx)).percentage_of_nodes_to_score,
+            20
+        );
+        assert_eq!(counter(&registry, "success"), 3.0);
+        task.abort();
     }
 
     /// Debounce and resync on tokio's paused clock, with triggers fed by hand.

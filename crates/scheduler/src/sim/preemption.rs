@@ -33,7 +33,12 @@ impl Simulation {
             return self.failed(pod, ScheduleError::Fit(fe));
         };
         self.preemption.args = args;
-        if let Some(clear_own_nomination) = self.no_victims_anywhere(&pod, &fe) {
+        let prof = &self.profiles[profile];
+        let framework = prof.profile.framework.clone();
+        let extenders = prof.profile.extenders.clone();
+        if extenders.is_empty()
+            && let Some(clear_own_nomination) = self.no_victims_anywhere(&pod, &fe)
+        {
             let mut pod = pod;
             if clear_own_nomination {
                 self.nominator.delete_nominated_pod_if_exists(&pod.uid);
@@ -41,7 +46,6 @@ impl Simulation {
             }
             return self.failed(pod, ScheduleError::Fit(fe));
         }
-        let framework = self.profiles[profile].profile.framework.clone();
         let pf = self.preemption.post_filter(
             &framework,
             self.cache.snapshot(),
@@ -49,6 +53,7 @@ impl Simulation {
             &fe.node_to_status(self.cache.snapshot()),
             &self.pdbs,
             &self.nominator,
+            &extenders,
         );
         let explained = self.explain.then(|| preemption_json(&pf));
         let Some(node) = pf.nominated_node.clone() else {
@@ -111,6 +116,7 @@ impl Simulation {
     /// is made as it makes it, so later preemptions choose as they would have. `Some(clear)`:
     /// the pod stays unschedulable, and `clear` says whether the PostFilter would clear its
     /// own nomination (no node where preemption might help); `None`: run the PostFilter.
+    /// (The caller also runs it when the profile has extenders, which see its candidates.)
     fn no_victims_anywhere(
         &mut self,
         pod: &PodInfo,
@@ -177,16 +183,18 @@ fn pdb_covers(pdb: &crate::preemption::Pdb, pod: &PodInfo) -> bool {
 /// The `--explain` view of a PostFilter result.
 fn preemption_json(pf: &crate::preemption::PostFilterResult) -> PreemptionJson {
     let keys = |pods: &[Arc<PodInfo>]| pods.iter().map(|p| p.key()).collect::<Vec<_>>();
-    PreemptionJson {
-        candidates: pf
-            .candidates
-            .iter()
+    let json = |c: &[crate::preemption::Candidate]| -> Vec<PreemptionCandidateJson> {
+        c.iter()
             .map(|c| PreemptionCandidateJson {
                 node: c.name.clone(),
                 victims: keys(&c.victims.pods),
                 num_pdb_violations: c.victims.num_pdb_violations,
             })
-            .collect(),
+            .collect()
+    };
+    PreemptionJson {
+        candidates: json(&pf.candidates),
+        after_extenders: pf.after_extenders.as_deref().map(json),
         nominated_node: pf.nominated_node.clone(),
         victims: keys(&pf.victims),
         message: if !pf.eligible {
