@@ -90,6 +90,9 @@ pub(super) struct EventHandlers {
     /// configured, which v1.22 sends `v1.Node`s (and, for preemption, victim `v1.Pod`s).
     /// Otherwise the cache holds the compact model alone.
     keep_objects: bool,
+    /// The pods seen (pending and assigned) counted by shape: the typical pods of the GPU
+    /// fragmentation scorers ([`crate::framework::plugins::gpu_frag::TypicalPodCounter`]).
+    pub(super) typical: crate::framework::plugins::gpu_frag::TypicalPodCounter,
 }
 
 /// An object's `metadata.resourceVersion` as a number (the API double's and etcd's are
@@ -119,6 +122,7 @@ impl EventHandlers {
             pdbs: std::collections::BTreeMap::new(),
             scheduler_names: Vec::new(),
             keep_objects: false,
+            typical: Default::default(),
         }
     }
 
@@ -302,6 +306,7 @@ impl EventHandlers {
                     ClusterEvent::AssignedPodAdd
                 };
                 self.assigned_pod_event(&pi, event, now);
+                self.typical.set(&key, Some(&pi));
                 self.assigned.insert(key, pi);
             }
             Err(e) => {
@@ -394,6 +399,7 @@ impl EventHandlers {
 
     fn remove_assigned(&mut self, key: &str, now: Instant) {
         if let Some(pi) = self.assigned.remove(key) {
+            self.typical.set(key, self.pending.get(key).map(|p| &**p));
             let _ = self.cache.remove_pod(&pi);
             self.queue
                 .move_all_to_active_or_backoff(ClusterEvent::AssignedPodDelete, now, None);
@@ -404,6 +410,7 @@ impl EventHandlers {
         self.malformed.remove(key);
         self.latest_pending.remove(key);
         if let Some(pi) = self.pending.remove(key) {
+            self.typical.set(key, self.assigned.get(key).map(|p| &**p));
             self.queue.delete(&pi);
             self.nominator.delete_nominated_pod_if_exists(&pi.uid);
         }
@@ -434,6 +441,7 @@ impl EventHandlers {
                     return;
                 }
                 let pi = Arc::new(pi);
+                self.typical.set(&key, Some(&pi));
                 let old = self.pending.insert(key, pi.clone());
                 // The queue's Add / Update keep the nominator in step (v1.22
                 // `AddNominatedPod(pod, "")` / `UpdateNominatedPod`).
@@ -452,6 +460,7 @@ impl EventHandlers {
                 // per distinct problem, as FailedScheduling, and carry on. (Our own status patch
                 // bumps its resourceVersion without changing the problem: no second report.)
                 if let Some(old) = self.pending.remove(&key) {
+                    self.typical.set(&key, None);
                     self.queue.delete(&old);
                 }
                 let message = e.to_string();
@@ -516,6 +525,7 @@ impl EventHandlers {
         if self.pending.contains_key(&key) {
             return;
         }
+        self.typical.set(&key, Some(&pod));
         self.pending.insert(key, pod.clone());
         let mut qp = QueuedPodInfo::new(pod.clone(), now);
         qp.attempts = attempt.attempts.max(1);

@@ -627,6 +627,8 @@ impl Scheduler {
             return;
         }
         let start = std::time::Instant::now();
+        let typical = self.h.typical.typical_pods();
+        self.h.cache.set_typical_pods(typical);
         let (profile, percentage) = profile_of(&self.cfg, &pod);
         self.algo.percentage_of_nodes_to_score = percentage;
         self.algo.set_extenders(profile.extenders.clone());

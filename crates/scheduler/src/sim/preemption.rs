@@ -33,7 +33,12 @@ impl Simulation {
             return self.failed(pod, ScheduleError::Fit(fe));
         };
         self.preemption.args = args;
-        if let Some(clear_own_nomination) = self.no_victims_anywhere(&pod, &fe) {
+        let prof = &self.profiles[profile];
+        let framework = prof.profile.framework.clone();
+        let extenders = prof.profile.extenders.clone();
+        if extenders.is_empty()
+            && let Some(clear_own_nomination) = self.no_victims_anywhere(&pod, &fe)
+        {
             let mut pod = pod;
             if clear_own_nomination {
                 self.nominator.delete_nominated_pod_if_exists(&pod.uid);
@@ -41,8 +46,6 @@ impl Simulation {
             }
             return self.failed(pod, ScheduleError::Fit(fe));
         }
-        let framework = self.profiles[profile].profile.framework.clone();
-        let extenders = self.profiles[profile].profile.extenders.clone();
         let pf = self.preemption.post_filter(
             &framework,
             self.cache.snapshot(),
@@ -113,6 +116,7 @@ impl Simulation {
     /// is made as it makes it, so later preemptions choose as they would have. `Some(clear)`:
     /// the pod stays unschedulable, and `clear` says whether the PostFilter would clear its
     /// own nomination (no node where preemption might help); `None`: run the PostFilter.
+    /// (The caller also runs it when the profile has extenders, which see its candidates.)
     fn no_victims_anywhere(
         &mut self,
         pod: &PodInfo,

@@ -11,8 +11,9 @@
 //! devices (every choice leaves the same multiset of free shares, hence the same fragment).
 //!
 //! The typical pods come from the snapshot ([`Snapshot::typical_pods`]: the workload in
-//! `simulate`, the pods seen in cluster mode); a snapshot without them uses the pods on its
-//! nodes plus the pod being scheduled.
+//! `simulate`; in cluster mode the pods the scheduler has seen, pending and bound, counted as
+//! they change by [`super::gpu_frag::TypicalPodCounter`]); a snapshot without them uses the pods
+//! on its nodes plus the pod being scheduled.
 
 use std::sync::{Arc, Mutex};
 

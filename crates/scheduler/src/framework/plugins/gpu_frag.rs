@@ -183,6 +183,91 @@ impl TypicalPods {
     }
 }
 
+/// The typical pods of cluster mode, kept up to date as pods come and go: the pods the
+/// scheduler has seen — pending (queued, being scheduled or being bound) and running — counted
+/// by shape, keyed by `namespace/name`. The controller calls [`TypicalPodCounter::set`] with a
+/// pod's current version (or `None` once it is gone) whenever it changes; the counts move by
+/// that pod alone (no rescan), and [`TypicalPodCounter::typical_pods`] rebuilds the
+/// distribution ([`TypicalPods::from_counts`]: most popular shapes covering 95 %) only when a
+/// count changed since the last call.
+#[derive(Debug, Default)]
+pub struct TypicalPodCounter {
+    /// The shape and memory request (bytes) of each pod counted, by key.
+    pods: HashMap<String, (PodShape, i64)>,
+    /// Per shape: number of pods and their summed memory request (bytes).
+    counts: HashMap<PodShape, (u64, i128)>,
+    /// The distribution of the counts as of the last [`TypicalPodCounter::typical_pods`].
+    current: Option<Arc<TypicalPods>>,
+    changed: bool,
+}
+
+impl TypicalPodCounter {
+    /// No pods.
+    pub fn new() -> TypicalPodCounter {
+        TypicalPodCounter::default()
+    }
+
+    /// The pod `key` is now `pod` (`None`: no longer seen). Its former version, if any, leaves
+    /// the counts; a version of the same shape and memory changes nothing.
+    pub fn set(&mut self, key: &str, pod: Option<&PodInfo>) {
+        let new = pod.map(|p| (PodShape::of(p), p.requests.memory));
+        if self.pods.get(key) == new.as_ref() {
+            return;
+        }
+        let old = match &new {
+            Some(n) => self.pods.insert(key.to_string(), n.clone()),
+            None => self.pods.remove(key),
+        };
+        if let Some((shape, memory)) = old
+            && let Some(c) = self.counts.get_mut(&shape)
+        {
+            c.0 -= 1;
+            c.1 -= i128::from(memory);
+            if c.0 == 0 {
+                self.counts.remove(&shape);
+            }
+        }
+        if let Some((shape, memory)) = new {
+            let c = self.counts.entry(shape).or_insert((0, 0));
+            c.0 += 1;
+            c.1 += i128::from(memory);
+        }
+        self.changed = true;
+    }
+
+    /// Number of pods counted.
+    pub fn len(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// Whether no pod is counted.
+    pub fn is_empty(&self) -> bool {
+        self.pods.is_empty()
+    }
+
+    /// The typical pods of the pods counted; `None` when there are none (the scorers then fall
+    /// back to the pods on the snapshot's nodes). The same `Arc` until a count changes, so the
+    /// scorers' memo of node fragments carries over between cycles.
+    pub fn typical_pods(&mut self) -> Option<Arc<TypicalPods>> {
+        if self.changed {
+            self.changed = false;
+            self.current = (!self.counts.is_empty()).then(|| {
+                Arc::new(TypicalPods::from_counts(
+                    self.counts
+                        .iter()
+                        .map(|(s, &(n, mem))| {
+                            let mean =
+                                i64::try_from(mem / i128::from(n.max(1))).unwrap_or(i64::MAX);
+                            (s.clone(), n, mean)
+                        })
+                        .collect(),
+                ))
+            });
+        }
+        self.current.clone()
+    }
+}
+
 /// Which node resources a typical pod must find besides its GPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FragModel {
@@ -463,6 +548,56 @@ mod tests {
             pod_fragment(&state(0, &[0, 0]), &tm(shape(0, 0, 0)), none),
             0.0
         );
+    }
+
+    /// Cluster mode's counter: pods counted by key as they are added, updated and deleted; the
+    /// distribution is rebuilt only after a change, and no pods give none.
+    #[test]
+    fn typical_pod_counter_follows_pod_events() {
+        let share = |name: &str, milli: &str| {
+            pod(name)
+                .container(&[("cpu", "1"), ("memory", "1Gi"), (RESOURCE_GPU_MILLI, milli)])
+                .info()
+        };
+        let whole = |name: &str| {
+            pod(name)
+                .container(&[("cpu", "2"), ("memory", "3Gi"), (RESOURCE_GPU, "1")])
+                .info()
+        };
+        let mut c = TypicalPodCounter::new();
+        assert!(c.typical_pods().is_none());
+        for i in 0..3 {
+            c.set(&format!("default/w{i}"), Some(&whole(&format!("w{i}"))));
+        }
+        c.set("default/s0", Some(&share("s0", "500")));
+        let tp = c.typical_pods().unwrap();
+        // 3 whole + 1 share: 75 % < 95 %, so both shapes, 0.75 and 0.25.
+        assert_eq!(tp.pods.len(), 2);
+        assert_eq!(tp.pods[0].shape, shape(2000, 1, 1000));
+        assert!((tp.pods[0].popularity - 0.75).abs() < 1e-12);
+        assert_eq!(tp.pods[0].memory, 3 << 30);
+        // No change: the same distribution (the scorers' memo survives).
+        assert!(Arc::ptr_eq(&tp, &c.typical_pods().unwrap()));
+        // The same pod again (a status update, or bound to a node): no change either.
+        c.set("default/s0", Some(&share("s0", "500")));
+        assert!(Arc::ptr_eq(&tp, &c.typical_pods().unwrap()));
+        // An update that changes the shape moves the pod from one count to the other.
+        c.set("default/s0", Some(&share("s0", "300")));
+        let tp2 = c.typical_pods().unwrap();
+        assert!(!Arc::ptr_eq(&tp, &tp2));
+        assert_eq!(tp2.pods[1].shape, shape(1000, 1, 300));
+        assert_eq!(c.len(), 4);
+        // Deleted pods leave; the last shape gone, none.
+        c.set("default/s0", None);
+        c.set("default/gone", None);
+        let tp3 = c.typical_pods().unwrap();
+        assert_eq!(tp3.pods.len(), 1);
+        assert!((tp3.pods[0].popularity - 1.0).abs() < 1e-12);
+        for i in 0..3 {
+            c.set(&format!("default/w{i}"), None);
+        }
+        assert!(c.is_empty());
+        assert!(c.typical_pods().is_none());
     }
 
     /// `F_n(M)` weights by popularity; the memo returns the same values, shares identical
