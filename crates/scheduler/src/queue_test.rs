@@ -131,7 +131,8 @@ fn set_backoff_retimes_the_pods_backing_off() {
     let cycle = q.scheduling_cycle();
     q.move_all_to_active_or_backoff(ClusterEvent::NodeAdd, t0, None);
     q.add_unschedulable_if_not_present(once, cycle, t0).unwrap();
-    q.add_unschedulable_if_not_present(twice, cycle, t0).unwrap();
+    q.add_unschedulable_if_not_present(twice, cycle, t0)
+        .unwrap();
     assert_eq!(q.pending_pods().backoff, 2);
     assert_eq!(q.next_backoff_expiry(), Some(t0 + secs(1)));
     // 5 s initial, 8 s max: "once" backs off 5 s, "twice" min(10, 8) = 8 s.
@@ -139,7 +140,11 @@ fn set_backoff_retimes_the_pods_backing_off() {
     assert_eq!(q.config().pod_initial_backoff, secs(5));
     assert_eq!(q.backoff_duration(3), secs(8));
     assert_eq!(q.next_backoff_expiry(), Some(t0 + secs(5)));
-    assert_eq!(q.flush_backoff(t0 + secs(4)), 0, "the old 1 s and 2 s are gone");
+    assert_eq!(
+        q.flush_backoff(t0 + secs(4)),
+        0,
+        "the old 1 s and 2 s are gone"
+    );
     assert_eq!(q.flush_backoff(t0 + secs(5)), 1);
     assert_eq!(q.next_backoff_expiry(), Some(t0 + secs(8)));
     assert_eq!(names(&mut q), ["once"]);
