@@ -2,6 +2,8 @@
 //! SchedulingBasic template: nodes 4 cpu / 32 GiB / 110 pods, pods 100m / 500 MiB, the sample
 //! policy, every node scored (`percentageOfNodesToScore: 100`), at 500 and 5,000 nodes.
 //! Throughput in pods/s = 1 / time per iteration. Run: `cargo bench -p benches --bench scheduling_cycle`.
+//! The cycles run with kube-scheduler's default `parallelism` (16: as many workers as the machine
+//! has cores run at once); `.../1_worker` and the summary's 1-worker line run on one thread.
 //!
 //! `topology_policy/5000_nodes/all_scored`: the same cycle with InterPodAffinity and
 //! PodTopologySpread active for every pod: each pod has required anti-affinity to the other
@@ -38,8 +40,12 @@ use benches::{
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use scheduler::framework::Framework;
 use scheduler::model::PodInfo;
-use scheduler::schedule_one::Algorithm;
+use scheduler::schedule_one::{Algorithm, DEFAULT_PARALLELISM};
 use scheduler::snapshot::Snapshot;
+
+/// `parallelism` of the cycles measured (kube-scheduler's default; the workers that run at once
+/// are at most the machine's cores).
+const PAR: usize = DEFAULT_PARALLELISM;
 
 fn bench_cycle(c: &mut Criterion) {
     let policy = sample_policy();
@@ -52,9 +58,17 @@ fn bench_cycle(c: &mut Criterion) {
         let capacity = nodes * 20;
         let pods = perf_pods(capacity);
         group.bench_function(format!("sample_policy/{nodes}_nodes/all_scored"), |b| {
-            b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes)));
+            b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes), PAR));
         });
         if nodes == 5000 {
+            group.bench_function(
+                format!("sample_policy/{nodes}_nodes/all_scored/1_worker"),
+                |b| {
+                    b.iter_custom(|iters| {
+                        timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes), 1)
+                    });
+                },
+            );
             let alloc = reference_allocatable(&perf_snapshot(nodes));
             let refs: Vec<RefPod> = pods.iter().map(|p| reference_pod(p)).collect();
             group.bench_function(format!("reference_aos/{nodes}_nodes"), |b| {
@@ -67,7 +81,7 @@ fn bench_cycle(c: &mut Criterion) {
                 format!("sample_policy/{nodes}_openb_nodes/all_scored"),
                 |b| {
                     b.iter_custom(|iters| {
-                        timed_cycles(iters, &fwk, &pods, || openb_snapshot(nodes))
+                        timed_cycles(iters, &fwk, &pods, || openb_snapshot(nodes), PAR)
                     });
                 },
             );
@@ -76,7 +90,7 @@ fn bench_cycle(c: &mut Criterion) {
     let nodes = 15_000usize;
     let pods = perf_pods(nodes * 4);
     group.bench_function(format!("sample_policy/{nodes}_nodes/all_scored"), |b| {
-        b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes)));
+        b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || perf_snapshot(nodes), PAR));
     });
     bench_topology(&mut group);
     group.finish();
@@ -151,13 +165,21 @@ fn summary(_c: &mut Criterion) {
     let pods = perf_pods(nodes * 20);
     let refs: Vec<RefPod> = pods.iter().map(|p| reference_pod(p)).collect();
     let alloc = reference_allocatable(&perf_snapshot(nodes));
+    let workers = {
+        let mut a = Algorithm::new(100, 1);
+        a.set_parallelism(PAR);
+        a.workers()
+    };
     let cycle = seconds_per_pod(budget, |i| {
-        timed_cycles(i, &fwk, &pods, || perf_snapshot(nodes))
+        timed_cycles(i, &fwk, &pods, || perf_snapshot(nodes), PAR)
+    });
+    let cycle1 = seconds_per_pod(budget, |i| {
+        timed_cycles(i, &fwk, &pods, || perf_snapshot(nodes), 1)
     });
     let aos = seconds_per_pod(budget, |i| timed_reference(i, &refs, || Scan::aos(&alloc)));
     let soa = seconds_per_pod(budget, |i| timed_reference(i, &refs, || Scan::soa(&alloc)));
     let openb = seconds_per_pod(budget, |i| {
-        timed_cycles(i, &fwk, &pods, || openb_snapshot(nodes))
+        timed_cycles(i, &fwk, &pods, || openb_snapshot(nodes), PAR)
     });
     let line = |what: &str, s: f64| {
         println!(
@@ -166,8 +188,11 @@ fn summary(_c: &mut Criterion) {
             s * 1e9 / nodes as f64
         );
     };
-    println!("\nsummary (best of 3 passes of ~{budget:?}; 5,000 nodes, every node scored):");
+    println!(
+        "\nsummary (best of 3 passes of ~{budget:?}; 5,000 nodes, every node scored; {workers} workers = parallelism {PAR} on this machine's cores):"
+    );
     line("sample policy cycle, template nodes", cycle);
+    line("sample policy cycle, template nodes, 1 worker", cycle1);
     line("sample policy cycle, openb nodes", openb);
     line("reference scan, records, exact integers", aos);
     line("reference scan, columns, reciprocals", soa);
@@ -175,6 +200,12 @@ fn summary(_c: &mut Criterion) {
         "  cycle / reference: {:.2}x of the records scan, {:.2}x of the columns scan (pods/s; target >= 1.0x of the columns scan)",
         aos / cycle,
         soa / cycle
+    );
+    println!(
+        "  1 worker: {:.2}x of the records scan, {:.2}x of the columns scan; {workers} workers / 1 worker: {:.2}x pods/s",
+        aos / cycle1,
+        soa / cycle1,
+        cycle1 / cycle
     );
     println!(
         "  openb / template time per pod: {:.2}x (target <= 1.5x)",
@@ -185,7 +216,7 @@ fn summary(_c: &mut Criterion) {
     for n in [500usize, 5000, 15_000] {
         let pods = perf_pods(n * 4);
         let s = seconds_per_pod(budget, |i| {
-            timed_cycles(i, &fwk, &pods, || perf_snapshot(n))
+            timed_cycles(i, &fwk, &pods, || perf_snapshot(n), PAR)
         });
         let slope = prev
             .map(|(pn, ps)| {
@@ -211,7 +242,7 @@ fn bench_topology(group: &mut criterion::BenchmarkGroup<'_, criterion::measureme
     let capacity = nodes * 4;
     let pods = topology_pods(capacity);
     group.bench_function(format!("topology_policy/{nodes}_nodes/all_scored"), |b| {
-        b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || topology_snapshot(nodes)));
+        b.iter_custom(|iters| timed_cycles(iters, &fwk, &pods, || topology_snapshot(nodes), PAR));
     });
 }
 
@@ -223,10 +254,12 @@ fn timed_cycles(
     fwk: &Framework,
     pods: &[Arc<PodInfo>],
     fresh: impl Fn() -> Snapshot,
+    parallelism: usize,
 ) -> Duration {
     let mut total = Duration::ZERO;
     let mut snapshot = fresh();
     let mut algo = Algorithm::new(100, 1);
+    algo.set_parallelism(parallelism);
     let mut next = 0usize;
     for _ in 0..iters {
         if next == pods.len() {

@@ -2,7 +2,8 @@
 //! are too noisy (shared 2-core machines):
 //! `valgrind --tool=callgrind target/release/examples/cycle_profile 5000 2000`
 //! schedules 2000 perf pods on 5000 perf nodes (sample policy, all nodes scored); divide the
-//! `Algorithm::schedule` inclusive count by the pod count.
+//! `Algorithm::schedule` inclusive count by the pod count. A third argument sets the
+//! `parallelism` (default 1: callgrind runs one thread at a time anyway).
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let nodes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5000);
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(2000);
+    let parallelism: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let Ok(fwk) = Framework::from_policy(&sample_policy()) else {
         eprintln!("the sample policy does not build");
         std::process::exit(1);
@@ -21,6 +23,7 @@ fn main() {
     let mut snapshot = perf_snapshot(nodes);
     let pods = perf_pods(count);
     let mut algo = Algorithm::new(100, 1);
+    algo.set_parallelism(parallelism);
     let mut scheduled = 0;
     for pod in &pods {
         if let Ok(r) = algo.schedule(&fwk, &snapshot, pod, false) {

@@ -67,6 +67,7 @@ pub fn run_config(identity: &str) -> RunConfig {
         other_profiles: Vec::new(),
         percentage_of_nodes_to_score: 100,
         profile_percentage_of_nodes_to_score: None,
+        parallelism: scheduler::schedule_one::DEFAULT_PARALLELISM,
         queue: scheduler::queue::QueueConfig::default(),
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),

@@ -11,7 +11,8 @@
 //!
 //! Each run: the GPU node list, one pod list, the policy file `config/policies/gpu/<p>.yaml`,
 //! `--percentage-of-nodes-to-score 100 --shuffle-seed S --seed S --inflate 1.3`, ties broken by
-//! node name (the paper's simulator) except for Random, which breaks them at random.
+//! node name (the paper's simulator) except for Random, which breaks them at random, and no
+//! preemption (the paper drops a pod that fits nowhere; `DefaultPreemption` is disabled).
 #![allow(clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -23,7 +24,7 @@ use std::time::Instant;
 use clap::Parser;
 use plotters::prelude::*;
 
-use scheduler::policy::{self, ResolvedPolicy};
+use scheduler::policy::{self, DefaultPreemptionArgs, ResolvedPolicy};
 use scheduler::profile::Profile;
 use scheduler::schedule_one::TieBreak;
 use scheduler::sim::replay::{ReplayOptions, unallocated_at};
@@ -537,7 +538,15 @@ fn main() {
                 eprintln!("error: {e}");
                 std::process::exit(2)
             });
-            (s.clone(), l.resolved)
+            let mut resolved = l.resolved;
+            // The paper's method: a pod that fits nowhere is dropped, no preemption. (With the
+            // openb pods' equal priorities the PostFilter never finds victims, so this changes
+            // no placement; it saves its dry run over every node for each failed pod.)
+            resolved.args.default_preemption = Some(DefaultPreemptionArgs {
+                enabled: false,
+                ..DefaultPreemptionArgs::default()
+            });
+            (s.clone(), resolved)
         })
         .collect();
     let clusters: Vec<Cluster> = traces.iter().map(|t| load_trace(&args.data, t)).collect();

@@ -295,7 +295,8 @@ pub(crate) fn compare_policies(
 ) -> ExitCode {
     let mut runs = Vec::new();
     for policy in &args.policy {
-        let (profiles, percentage) = match simulate_profiles(args, Some(policy), gates) {
+        let (profiles, percentage, parallelism) = match simulate_profiles(args, Some(policy), gates)
+        {
             Ok(p) => p,
             Err(code) => return code,
         };
@@ -305,7 +306,7 @@ pub(crate) fn compare_policies(
             percentage_of_nodes_to_score: percentage,
             explain: false,
         };
-        let run = match Simulation::with_profiles_replay(
+        let mut run = match Simulation::with_profiles_replay(
             cluster.clone(),
             profiles,
             &cfg,
@@ -317,6 +318,7 @@ pub(crate) fn compare_policies(
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
         };
+        run.set_parallelism(parallelism);
         let name = policy.file_name().map_or_else(
             || policy.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

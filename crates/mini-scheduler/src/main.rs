@@ -215,7 +215,7 @@ struct SimulateArgs {
     /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)
     /// instead of a Policy: each profile schedules the pods whose spec.schedulerName names it
     /// (pods without one, and the openb pods, go to the first profile).
-    #[arg(long = "config", value_name = "FILE", conflicts_with_all = ["policy", "scheduler_name", "percentage_of_nodes_to_score"])]
+    #[arg(long = "config", value_name = "FILE", conflicts_with_all = ["policy", "scheduler_name", "percentage_of_nodes_to_score", "parallelism"])]
     config: Option<PathBuf>,
     /// Pods whose spec.schedulerName is this (or unset) are scheduled.
     #[arg(long, default_value = "mini-scheduler")]
@@ -226,6 +226,11 @@ struct SimulateArgs {
     /// percentageOfNodesToScore: 0 = adaptive (kube-scheduler's default), 100 = all nodes.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
     percentage_of_nodes_to_score: i32,
+    /// parallelism: workers that filter and score the nodes of a cycle (kube-scheduler's
+    /// default 16; at most the machine's cores run at once; 1 = one thread). Placements are the
+    /// same for any value.
+    #[arg(long, default_value_t = scheduler::schedule_one::DEFAULT_PARALLELISM, value_parser = run::parse_parallelism)]
+    parallelism: usize,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     output: OutputFormat,
@@ -448,7 +453,7 @@ fn simulate_profiles(
     args: &SimulateArgs,
     policy: Option<&std::path::Path>,
     gates: &FeatureGates,
-) -> Result<(Vec<SchedulerProfile>, i32), ExitCode> {
+) -> Result<(Vec<SchedulerProfile>, i32, usize), ExitCode> {
     if let Some(path) = &args.config {
         let loaded = scheduler::config::load_config_file(path).map_err(|e| {
             print_error(e);
@@ -463,7 +468,11 @@ fn simulate_profiles(
                 print_error(e);
                 ExitCode::from(EXIT_BAD_INPUT)
             })?;
-        return Ok((profiles, loaded.percentage_of_nodes_to_score));
+        return Ok((
+            profiles,
+            loaded.percentage_of_nodes_to_score,
+            loaded.parallelism(),
+        ));
     }
     let source = match policy {
         Some(p) => PolicySource::File(p),
@@ -480,6 +489,7 @@ fn simulate_profiles(
             percentage_of_nodes_to_score: None,
         }],
         args.percentage_of_nodes_to_score,
+        args.parallelism,
     ))
 }
 
@@ -500,7 +510,7 @@ fn progress_bar(pods: usize) -> indicatif::ProgressBar {
 }
 
 fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
-    let (profiles, percentage_of_nodes_to_score) =
+    let (profiles, percentage_of_nodes_to_score, parallelism) =
         match simulate_profiles(&args, args.policy.first().map(PathBuf::as_path), gates) {
             Ok(p) => p,
             Err(code) => return code,
@@ -560,6 +570,7 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
                 return ExitCode::from(EXIT_BAD_INPUT);
             }
         };
+    run.set_parallelism(parallelism);
     for w in run.warnings() {
         tracing::warn!("{}", escape_control_line(w));
     }

@@ -97,6 +97,10 @@ fn write_pod(out: &mut impl Write, p: &PodOutcome, w_pod: usize, w_node: usize) 
             );
             writeln!(out, "{}", escape_control_line(&line))?;
         }
+        for c in pre.after_extenders.iter().flatten() {
+            let line = format!("    ⇒ extenders kept {}: {}", c.node, c.victims.join(", "));
+            writeln!(out, "{}", escape_control_line(&line))?;
+        }
         if !pre.message.is_empty() {
             let line = format!("    ✗ preemption: {}", pre.message);
             writeln!(out, "{}", escape_control_line(&line))?;

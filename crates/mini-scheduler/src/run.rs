@@ -53,11 +53,11 @@ pub struct RunArgs {
     pub policy_config_file: Option<PathBuf>,
     /// KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)
     /// instead of a Policy: one profile per schedulerName (pods are routed by their
-    /// spec.schedulerName), percentageOfNodesToScore, podInitialBackoffSeconds /
+    /// spec.schedulerName), percentageOfNodesToScore, parallelism, podInitialBackoffSeconds /
     /// podMaxBackoffSeconds, extenders, leaderElection and clientConnection. As in
     /// kube-scheduler v1.22, the file's settings are used and the flags they replace
     /// (--kubeconfig, --scheduler-name, --leader-elect*, --kube-api-qps/-burst,
-    /// --percentage-of-nodes-to-score) are ignored, with a warning for each one given. Not
+    /// --percentage-of-nodes-to-score, --parallelism) are ignored, with a warning for each one given. Not
     /// watched for changes.
     #[arg(
         long,
@@ -108,9 +108,27 @@ pub struct RunArgs {
     /// percentageOfNodesToScore: 0 = adaptive, 100 = all nodes.
     #[arg(long, env = "MINI_SCHEDULER_PERCENTAGE_OF_NODES_TO_SCORE", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
     pub percentage_of_nodes_to_score: i32,
+    /// parallelism: workers that filter and score the nodes of a cycle (kube-scheduler's
+    /// default 16; at most the machine's cores run at once; 1 = the scheduling thread alone).
+    /// Placements are the same for any value.
+    #[arg(long, env = "MINI_SCHEDULER_PARALLELISM", default_value_t = scheduler::schedule_one::DEFAULT_PARALLELISM, value_parser = parse_parallelism)]
+    pub parallelism: usize,
     /// The secure port of /metrics, /healthz, /livez and /readyz.
     #[command(flatten)]
     pub serving: crate::serving::ServingArgs,
+}
+
+/// `--parallelism`: an integer ≥ 1.
+///
+/// # Errors
+/// A message naming the value when it is not a positive integer.
+pub fn parse_parallelism(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "invalid value {s:?}: should be an integer value greater than zero"
+        )),
+    }
 }
 
 /// Go-style duration (`15s`, `1m30s`, `500ms`, `2h`), as kube-scheduler's flags take them.
@@ -268,7 +286,7 @@ fn apply_config(args: &mut RunArgs, loaded: &LoadedConfig) -> Vec<&'static str> 
     );
     let mut ignored = Vec::new();
     if let Ok(d) = defaults {
-        let checks: [(&'static str, bool); 11] = [
+        let checks: [(&'static str, bool); 12] = [
             ("--kubeconfig", args.kubeconfig != d.kubeconfig),
             ("--scheduler-name", args.scheduler_name != d.scheduler_name),
             ("--leader-elect", args.leader_elect != d.leader_elect),
@@ -304,6 +322,7 @@ fn apply_config(args: &mut RunArgs, loaded: &LoadedConfig) -> Vec<&'static str> 
                 "--percentage-of-nodes-to-score",
                 args.percentage_of_nodes_to_score != d.percentage_of_nodes_to_score,
             ),
+            ("--parallelism", args.parallelism != d.parallelism),
         ];
         ignored = checks.iter().filter(|c| c.1).map(|c| c.0).collect();
     }
@@ -321,6 +340,7 @@ fn apply_config(args: &mut RunArgs, loaded: &LoadedConfig) -> Vec<&'static str> 
     args.kube_api_qps = f64::from(cc.qps);
     args.kube_api_burst = u32::try_from(cc.burst).unwrap_or(0);
     args.percentage_of_nodes_to_score = loaded.percentage_of_nodes_to_score;
+    args.parallelism = loaded.parallelism();
     if let Some(first) = loaded.profiles.first() {
         args.scheduler_name = first.scheduler_name.clone();
     }
@@ -529,6 +549,7 @@ pub async fn run(mut args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             other_profiles,
             percentage_of_nodes_to_score: args.percentage_of_nodes_to_score,
             profile_percentage_of_nodes_to_score: profile_percentage,
+            parallelism: args.parallelism,
             queue,
             bind_concurrency: 16,
             shutdown_grace: Duration::from_secs(10),

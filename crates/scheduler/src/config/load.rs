@@ -172,6 +172,14 @@ pub struct LoadedConfig {
 }
 
 impl LoadedConfig {
+    /// `parallelism`: the workers that filter and score (default 16; validated > 0).
+    pub fn parallelism(&self) -> usize {
+        self.config
+            .parallelism
+            .and_then(|p| usize::try_from(p).ok())
+            .unwrap_or(crate::schedule_one::DEFAULT_PARALLELISM)
+    }
+
     /// The profile for a pod's `spec.schedulerName`.
     pub fn profile(&self, scheduler_name: &str) -> Option<&ConfigProfile> {
         self.profiles

@@ -31,8 +31,8 @@ pub struct KubeSchedulerConfiguration {
     /// Always `KubeSchedulerConfiguration`.
     #[serde(default)]
     pub kind: String,
-    /// Goroutines kube-scheduler uses for filtering and scoring (default 16); mini-scheduler
-    /// checks it (> 0) and otherwise ignores it.
+    /// Workers that filter and score the nodes of a cycle (default 16, > 0); at most the
+    /// machine's cores run at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<i32>,
     /// Leader election settings; command-line flags given explicitly override them.

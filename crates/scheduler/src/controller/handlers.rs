@@ -483,15 +483,19 @@ impl EventHandlers {
             return;
         }
         self.pending.insert(key, pod.clone());
-        let mut qp = QueuedPodInfo::new(pod, now);
+        let mut qp = QueuedPodInfo::new(pod.clone(), now);
         qp.attempts = attempt.attempts.max(1);
         // The pod's scheduling latency still counts from its first entry into the queue.
         qp.initial_attempt_timestamp = attempt.initial_attempt_timestamp;
-        if let Err(e) = self
+        match self
             .queue
             .add_unschedulable_if_not_present(qp, attempt.cycle, now)
         {
-            debug!(error = %e, "Pod already queued again");
+            // v1.22 AddUnschedulableIfNotPresent ends with AddNominatedPod(pod, ""): a pod
+            // whose binding failed gets back the nomination its status carries (assume dropped
+            // it), so lower-priority pods stay off its room while it backs off.
+            Ok(_) => self.nominator.add_nominated_pod(pod, ""),
+            Err(e) => debug!(error = %e, "Pod already queued again"),
         }
     }
 }
@@ -704,6 +708,53 @@ mod tests {
             now,
         );
         assert!(h.pending.contains_key("default/bad"));
+    }
+
+    /// A preemptor whose binding fails is queued again with its nomination (v1.22
+    /// `AddUnschedulableIfNotPresent` → `AddNominatedPod(pod, "")`; assume dropped it), so
+    /// lower-priority pods keep off the room it made while it backs off.
+    #[test]
+    fn failed_binding_requeues_with_the_nomination() {
+        use crate::framework::NominatedPods;
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        let mut p = pod("p", None);
+        p.status = Some(core::PodStatus {
+            nominated_node_name: Some("n1".into()),
+            ..Default::default()
+        });
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(p)), now);
+        assert_eq!(h.nominator.nominated_pods_for_node("n1").len(), 1);
+        // The cycle's success, as the controller handles it: assume, drop the nomination.
+        let qp = h.queue.pop().unwrap();
+        let pi = qp.pod.clone();
+        let placed = crate::schedule_one::ScheduleResult {
+            node: "n1".into(),
+            node_index: 0,
+            evaluated_nodes: 1,
+            feasible_nodes: 1,
+            gpu_indexes: Vec::new(),
+            scores: None,
+            diagnosis: None,
+            reservations: Vec::new(),
+        };
+        let assumed = h.cache.assume(pi.clone(), &placed).unwrap();
+        h.nominator.delete_nominated_pod_if_exists(&pi.uid);
+        h.pending.remove("default/p");
+        h.queue.delete(&pi);
+        assert!(h.nominator.nominated_pods_for_node("n1").is_empty());
+        // The binding fails: queued again, nominated again.
+        let attempt = Attempt {
+            cycle: h.queue.scheduling_cycle(),
+            attempts: 1,
+            initial_attempt_timestamp: now,
+        };
+        h.requeue_after_failed_bind("default/p", assumed.pod, attempt, now);
+        assert!(h.pending.contains_key("default/p"));
+        assert_eq!(h.nominator.nominated_node(&pi.uid), Some("n1"));
+        assert_eq!(h.nominator.nominated_pods_for_node("n1").len(), 1);
     }
 
     /// A node added moves unschedulable pods back to the active queue (NodeAdd).

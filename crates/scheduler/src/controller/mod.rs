@@ -114,6 +114,8 @@ pub struct RunConfig {
     /// The first profile's own `percentageOfNodesToScore` (a `v1` configuration profile's),
     /// overriding [`RunConfig::percentage_of_nodes_to_score`] for it. `None` with a Policy.
     pub profile_percentage_of_nodes_to_score: Option<i32>,
+    /// `parallelism`: workers that filter and score (1 = the scheduling thread alone).
+    pub parallelism: usize,
     /// The queue's backoff (`podInitialBackoffSeconds`, `podMaxBackoffSeconds`).
     pub queue: QueueConfig,
     /// Bindings in flight at most.
@@ -223,6 +225,7 @@ pub async fn run(
     );
     let seed = cfg.seed;
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+    algo.set_parallelism(cfg.parallelism);
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);
     let mut s = Scheduler {
@@ -754,15 +757,26 @@ impl Scheduler {
             .cloned()
             .unwrap_or_else(|| pod.clone());
         let pdbs: Vec<crate::preemption::Pdb> = self.h.pdbs.values().cloned().collect();
-        let framework = profile_of(&self.cfg, &pod).0.framework.clone();
-        let pf = self.preemption.post_filter(
-            &framework,
-            self.h.cache.snapshot(),
-            &pod,
-            &fe.node_to_status(self.h.cache.snapshot()),
-            &pdbs,
-            &self.h.nominator,
-        );
+        let profile = profile_of(&self.cfg, &pod).0;
+        let (framework, extenders) = (profile.framework.clone(), profile.extenders.clone());
+        // Extenders with a preemptVerb are called synchronously, as in the scheduling cycle.
+        let (preemption, h) = (&mut self.preemption, &self.h);
+        let mut run = || {
+            preemption.post_filter(
+                &framework,
+                h.cache.snapshot(),
+                &pod,
+                &fe.node_to_status(h.cache.snapshot()),
+                &pdbs,
+                &h.nominator,
+                &extenders,
+            )
+        };
+        let pf = if extenders.iter().any(|e| e.supports_preemption()) {
+            blocking(run)
+        } else {
+            run()
+        };
         if pf.clear_own_nomination {
             self.report
                 .clear_nominated_node_names(vec![pod.pod.clone()]);

@@ -6,9 +6,12 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{Extender, ExtenderBindingArgs, ExtenderError, ExtenderFilterResult, HostPriority};
+use super::{
+    Extender, ExtenderBindingArgs, ExtenderError, ExtenderFilterResult, HostPriority, Victims,
+};
 use crate::framework::{Code, Status};
 use crate::model::{NodeInfo, PodInfo};
+use crate::snapshot::Snapshot;
 
 /// `FitPredicate`.
 pub(crate) type FitPredicate = Box<dyn Fn(&PodInfo, &NodeInfo) -> Status + Send + Sync>;
@@ -97,7 +100,7 @@ pub(crate) struct FakeExtender {
     pub ignorable: bool,
     /// Not a binder (upstream's fake always binds; `fakeExtender` of scheduler_test.go does not).
     pub not_binder: bool,
-    /// Calls of filter and prioritize.
+    /// Calls of filter, prioritize and process preemption.
     pub calls: AtomicUsize,
     /// Bindings received.
     pub bound: Mutex<Vec<ExtenderBindingArgs>>,
@@ -203,5 +206,38 @@ impl Extender for FakeExtender {
 
     fn is_ignorable(&self) -> bool {
         self.ignorable
+    }
+
+    /// Upstream's fake always supports preemption.
+    fn supports_preemption(&self) -> bool {
+        true
+    }
+
+    /// Upstream's `ProcessPreemption` of an extender without a node cache
+    /// (`selectVictimsOnNodeByExtender` with `NodeCacheCapable` false): a node where the
+    /// predicates fail is removed, the others keep their victims; a predicate error fails the
+    /// call.
+    fn process_preemption(
+        &self,
+        pod: &PodInfo,
+        victims: &BTreeMap<String, Victims>,
+        snapshot: &Snapshot,
+    ) -> Result<BTreeMap<String, Victims>, ExtenderError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut out = BTreeMap::new();
+        for (name, v) in victims {
+            let Some(node) = snapshot.node(name) else {
+                continue;
+            };
+            let s = self.run_predicate(pod, node);
+            match s.code {
+                Code::Success => {
+                    out.insert(name.clone(), v.clone());
+                }
+                Code::Unschedulable | Code::UnschedulableAndUnresolvable => {}
+                _ => return Err(ExtenderError::new(s.message())),
+            }
+        }
+        Ok(out)
     }
 }

@@ -1,7 +1,11 @@
 //! [`HttpExtender`]: an extender reached over HTTP(S), configured by a Policy `extenders` entry.
 //!
 //! Follows kube-scheduler v1.22 `pkg/scheduler/core/extender.go` (`HTTPExtender`,
-//! `NewHTTPExtender`, `makeTransport`, `send`, `Filter`, `Prioritize`, `Bind`, `IsInterested`;
+//! `NewHTTPExtender`, `makeTransport`, `send`, `Filter`, `Prioritize`, `Bind`, `IsInterested`,
+//! `ProcessPreemption` with `convertToNodeNameToVictims`, `convertPodUIDToPod`,
+//! `convertToNodeNameToMetaVictims` (index id 473244, the framework-era file, same in v1.22
+//! but for the framework import path; `NumPDBViolations` is not carried either way until PR
+//! #105853, after v1.22);
 //! read from kubernetes/kubernetes @b61894a0be597cdb74d7ab97dedd7d7b173267f8, the
 //! framework-era file, plus v1.22's `FailedAndUnresolvableNodes` as used by
 //! `findNodesThatPassExtenders`) and client-go `transport.TLSConfigFor` / `loadTLSFiles`:
@@ -22,7 +26,8 @@
 //!   warns), and each call fails with the error Go's client gives ([`super::gourl`]), e.g.
 //!   `Post "/prefix/filter": unsupported protocol scheme ""`.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
@@ -31,10 +36,11 @@ use k8s_openapi::api::core::v1 as core;
 use super::client::{BlockingClient, TlsSettings};
 use super::{
     DEFAULT_EXTENDER_TIMEOUT, Extender, ExtenderBindingArgs, ExtenderConfigError, ExtenderError,
-    ExtenderFilterResult, FailedNodesMap, HostPriority, wire,
+    ExtenderFilterResult, FailedNodesMap, HostPriority, Victims, wire,
 };
 use crate::model::{NodeInfo, PodInfo};
 use crate::policy::LegacyExtender;
+use crate::snapshot::Snapshot;
 
 /// An HTTP extender (`HTTPExtender`).
 pub struct HttpExtender {
@@ -55,6 +61,7 @@ impl std::fmt::Debug for HttpExtender {
         f.debug_struct("HttpExtender")
             .field("url_prefix", &self.extender_url)
             .field("filter_verb", &self.filter_verb)
+            .field("preempt_verb", &self.preempt_verb)
             .field("prioritize_verb", &self.prioritize_verb)
             .field("bind_verb", &self.bind_verb)
             .field("weight", &self.weight)
@@ -94,6 +101,7 @@ impl HttpExtender {
             &config.filter_verb,
             &config.prioritize_verb,
             &config.bind_verb,
+            &config.preempt_verb,
         ] {
             if verb.is_empty() {
                 continue;
@@ -342,6 +350,71 @@ impl Extender for HttpExtender {
 
     fn supports_preemption(&self) -> bool {
         !self.preempt_verb.is_empty()
+    }
+
+    /// `POST <urlPrefix>/<preemptVerb>` with `ExtenderPreemptionArgs` (full victim pods, or
+    /// their UIDs when `nodeCacheCapable`); the answer's `NodeNameToMetaVictims` are resolved
+    /// on `snapshot`: each node must be there (`nodeinfo not found for node name "<node>"`) and
+    /// each UID must be a pod on that node (`extender: <url> claims to preempt pod (UID:
+    /// &{<uid>}) on node: <node>, but the pod is not found on that node`). The victims keep the
+    /// extender's order; their `num_pdb_violations` is 0, as v1.22 leaves it. A `null` node
+    /// entry or MetaPod, on which v1.22 dereferences a nil pointer, is an error here.
+    fn process_preemption(
+        &self,
+        pod: &PodInfo,
+        victims: &BTreeMap<String, Victims>,
+        snapshot: &Snapshot,
+    ) -> Result<BTreeMap<String, Victims>, ExtenderError> {
+        if !self.supports_preemption() {
+            return Err(ExtenderError::new(format!(
+                "preempt verb is not defined for extender {} but run into ProcessPreemption",
+                self.extender_url
+            )));
+        }
+        let body = wire::encode_preemption_args(&pod.pod, victims, self.node_cache_capable)
+            .map_err(|e| ExtenderError::new(e.to_string()))?;
+        let answer = self.send(&self.preempt_verb, body)?;
+        let result = wire::decode_preemption_result(&answer)
+            .map_err(|e| ExtenderError::new(e.to_string()))?;
+        // convertToNodeNameToVictims.
+        let mut out = BTreeMap::new();
+        for (node, meta) in result {
+            let info = snapshot.node(&node).ok_or_else(|| {
+                ExtenderError::new(format!("nodeinfo not found for node name {node:?}"))
+            })?;
+            let meta = meta.ok_or_else(|| {
+                ExtenderError::new(format!(
+                    "extender: {} returned null victims for node: {node}",
+                    self.extender_url
+                ))
+            })?;
+            let mut pods: Vec<Arc<PodInfo>> = Vec::with_capacity(meta.pods.len());
+            for uid in meta.pods {
+                let Some(uid) = uid else {
+                    return Err(ExtenderError::new(format!(
+                        "extender: {} claims to preempt a null pod on node: {node}",
+                        self.extender_url
+                    )));
+                };
+                // convertPodUIDToPod.
+                let p = info.pods.iter().find(|p| p.uid == uid).ok_or_else(|| {
+                    ExtenderError::new(format!(
+                        "extender: {} claims to preempt pod (UID: &{{{uid}}}) on node: {}, but \
+                         the pod is not found on that node",
+                        self.extender_url, info.name
+                    ))
+                })?;
+                pods.push(p.clone());
+            }
+            out.insert(
+                node,
+                Victims {
+                    pods,
+                    num_pdb_violations: 0,
+                },
+            );
+        }
+        Ok(out)
     }
 
     fn is_filter(&self) -> bool {

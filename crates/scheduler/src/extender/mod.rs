@@ -4,6 +4,9 @@
 //! Follows kube-scheduler v1.22:
 //! - the interface: `pkg/scheduler/framework/extender.go` (`Extender`: Name, Filter, Prioritize,
 //!   Bind, IsBinder, IsInterested, ProcessPreemption, SupportsPreemption, IsIgnorable);
+//! - preemption's use of it: `DefaultPreemption`'s `CallExtenders`
+//!   ([`crate::preemption::call_extenders`]) and `HTTPExtender.ProcessPreemption` (see
+//!   `HttpExtender`);
 //! - the scheduling cycle's use of it: `pkg/scheduler/core/generic_scheduler.go`
 //!   `findNodesThatPassExtenders` and `prioritizeNodes` (extender part), and
 //!   `pkg/scheduler/scheduler.go` `extendersBinding`; read from kubernetes/kubernetes
@@ -139,8 +142,20 @@ impl ExtenderBindingArgs {
     }
 }
 
+/// The pods to evict on one node (`extenderv1.Victims`): what a preemption candidate costs, as
+/// `DefaultPreemption` computes it and as a preempting extender may rewrite it.
+#[derive(Debug, Clone, Default)]
+pub struct Victims {
+    /// Victims, in eviction order. From the dry run: the PDB-violating ones first, then the
+    /// others, each group most important first; from an extender: its order.
+    pub pods: Vec<Arc<PodInfo>>,
+    /// How many of them violate a PodDisruptionBudget.
+    pub num_pdb_violations: i64,
+}
+
 /// A scheduler extender (`framework.Extender`, v1.22), called synchronously from the scheduling
-/// cycle (filter, prioritize) and from the binding task (bind).
+/// cycle (filter, prioritize), from `DefaultPreemption` (process preemption) and from the
+/// binding task (bind).
 pub trait Extender: Send + Sync {
     /// A unique name (the URL prefix for HTTP extenders).
     fn name(&self) -> &str;
@@ -180,10 +195,33 @@ pub trait Extender: Send + Sync {
     /// Failures of this extender are skipped instead of failing the attempt.
     fn is_ignorable(&self) -> bool;
 
-    /// Whether the extender implements preemption (`preemptVerb`); mini-scheduler does not
-    /// preempt, so this is informational.
+    /// Whether the extender implements preemption (`preemptVerb` set): `DefaultPreemption`
+    /// calls [`Extender::process_preemption`] only on those.
     fn supports_preemption(&self) -> bool {
         false
+    }
+
+    /// `ProcessPreemption`: the preemption candidates the extender keeps for `pod`, given the
+    /// candidates `victims` (node name → its victims) found on `snapshot`, the snapshot of the
+    /// scheduling cycle. The extender may drop nodes, replace a node's victims with any pods on
+    /// that node, or name nodes of `snapshot` absent from `victims`; an empty map ends
+    /// preemption for this attempt.
+    ///
+    /// # Errors
+    /// A failed call, or an answer naming a node or a pod (by UID) that `snapshot` does not
+    /// have. The default, for extenders without preemption, is upstream's `preempt verb is not
+    /// defined for extender <name> but run into ProcessPreemption`.
+    fn process_preemption(
+        &self,
+        pod: &PodInfo,
+        victims: &BTreeMap<String, Victims>,
+        snapshot: &Snapshot,
+    ) -> Result<BTreeMap<String, Victims>, ExtenderError> {
+        let _ = (pod, victims, snapshot);
+        Err(ExtenderError::new(format!(
+            "preempt verb is not defined for extender {} but run into ProcessPreemption",
+            self.name()
+        )))
     }
 
     /// Whether [`Extender::filter`] can remove nodes. `false` when it returns its input

@@ -6,11 +6,13 @@
 //! module does the same. A value of the wrong JSON type fails the call, with `encoding/json`'s
 //! `cannot unmarshal` wording.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1 as core;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{ExtenderBindingArgs, FailedNodesMap, HostPriority};
+use super::{ExtenderBindingArgs, FailedNodesMap, HostPriority, Victims};
 use crate::model::NodeInfo;
 
 #[derive(Serialize)]
@@ -83,6 +85,162 @@ pub(crate) fn encode_binding_args(
     })
 }
 
+/// `extenderv1.Victims`: `{"Pods": [pod, ...], "NumPDBViolations": n}`.
+#[derive(Serialize)]
+struct VictimsRef<'a> {
+    #[serde(rename = "Pods")]
+    pods: Vec<&'a core::Pod>,
+    #[serde(rename = "NumPDBViolations")]
+    num_pdb_violations: i64,
+}
+
+/// `extenderv1.MetaPod`: `{"UID": uid}`.
+#[derive(Serialize)]
+struct MetaPodRef<'a> {
+    #[serde(rename = "UID")]
+    uid: &'a str,
+}
+
+/// `extenderv1.MetaVictims`: `{"Pods": [{"UID": uid}, ...], "NumPDBViolations": n}`.
+#[derive(Serialize)]
+struct MetaVictimsRef<'a> {
+    #[serde(rename = "Pods")]
+    pods: Vec<MetaPodRef<'a>>,
+    #[serde(rename = "NumPDBViolations")]
+    num_pdb_violations: i64,
+}
+
+/// `extenderv1.ExtenderPreemptionArgs`: `{"Pod": pod, "NodeNameToVictims": {..}|null,
+/// "NodeNameToMetaVictims": {..}|null}`. Go writes map keys sorted, as a `BTreeMap` does.
+#[derive(Serialize)]
+struct PreemptionArgsRef<'a> {
+    #[serde(rename = "Pod")]
+    pod: &'a core::Pod,
+    #[serde(rename = "NodeNameToVictims")]
+    node_name_to_victims: Option<BTreeMap<&'a str, VictimsRef<'a>>>,
+    #[serde(rename = "NodeNameToMetaVictims")]
+    node_name_to_meta_victims: Option<BTreeMap<&'a str, MetaVictimsRef<'a>>>,
+}
+
+/// The body of a preempt call (v1.22 `ProcessPreemption`): the victims as full Pod objects, or,
+/// when the extender caches nodes (`nodeCacheCapable`), as pod UIDs
+/// (`convertToNodeNameToMetaVictims`, which in v1.22 leaves `NumPDBViolations` 0).
+pub(crate) fn encode_preemption_args(
+    pod: &core::Pod,
+    victims: &BTreeMap<String, Victims>,
+    node_cache_capable: bool,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let args = if node_cache_capable {
+        PreemptionArgsRef {
+            pod,
+            node_name_to_victims: None,
+            node_name_to_meta_victims: Some(
+                victims
+                    .iter()
+                    .map(|(node, v)| {
+                        let pods = v.pods.iter().map(|p| MetaPodRef { uid: &p.uid }).collect();
+                        (
+                            node.as_str(),
+                            MetaVictimsRef {
+                                pods,
+                                num_pdb_violations: 0,
+                            },
+                        )
+                    })
+                    .collect(),
+            ),
+        }
+    } else {
+        PreemptionArgsRef {
+            pod,
+            node_name_to_victims: Some(
+                victims
+                    .iter()
+                    .map(|(node, v)| {
+                        let pods = v.pods.iter().map(|p| p.pod.as_ref()).collect();
+                        (
+                            node.as_str(),
+                            VictimsRef {
+                                pods,
+                                num_pdb_violations: v.num_pdb_violations,
+                            },
+                        )
+                    })
+                    .collect(),
+            ),
+            node_name_to_meta_victims: None,
+        }
+    };
+    serde_json::to_vec(&args)
+}
+
+/// One node of a decoded `extenderv1.ExtenderPreemptionResult`: the UIDs of its victims
+/// (`None` for a `null` MetaPod) and its `NumPDBViolations`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct MetaVictimsWire {
+    /// `Pods[].UID`.
+    pub pods: Vec<Option<String>>,
+    /// `NumPDBViolations` (decoded for its type only: v1.22 drops it).
+    pub num_pdb_violations: i64,
+}
+
+/// Decodes a preempt answer (`extenderv1.ExtenderPreemptionResult`): node name → its victims,
+/// `None` for a `null` entry. An absent or `null` `NodeNameToMetaVictims` is an empty map.
+pub(crate) fn decode_preemption_result(
+    body: &[u8],
+) -> Result<BTreeMap<String, Option<MetaVictimsWire>>, DecodeError> {
+    const FIELD: &str = "ExtenderPreemptionResult.NodeNameToMetaVictims";
+    let v = first_value(body)?;
+    let obj = match &v {
+        Value::Null => return Ok(BTreeMap::new()),
+        Value::Object(m) => m,
+        other => return Err(type_mismatch(other, "v1.ExtenderPreemptionResult")),
+    };
+    let map = match get_ci(obj, "NodeNameToMetaVictims") {
+        None | Some(Value::Null) => return Ok(BTreeMap::new()),
+        Some(Value::Object(m)) => m,
+        Some(other) => return Err(mismatch(other, FIELD, "map[string]*v1.MetaVictims")),
+    };
+    map.iter()
+        .map(|(node, v)| {
+            let mv = match v {
+                Value::Null => return Ok((node.clone(), None)),
+                Value::Object(m) => m,
+                other => return Err(mismatch(other, FIELD, "v1.MetaVictims")),
+            };
+            let pods = match get_ci(mv, "Pods") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|i| match i {
+                        Value::Null => Ok(None),
+                        Value::Object(mp) => opt_string(get_ci(mp, "UID"), "MetaPod.UID").map(Some),
+                        other => Err(mismatch(other, "MetaVictims.Pods", "v1.MetaPod")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                Some(other) => return Err(mismatch(other, "MetaVictims.Pods", "[]*v1.MetaPod")),
+            };
+            let num_pdb_violations = match get_ci(mv, "NumPDBViolations") {
+                None | Some(Value::Null) => 0,
+                Some(Value::Number(n)) => n.as_i64().ok_or_else(|| DecodeError::NotInt64 {
+                    number: n.to_string(),
+                    field: "MetaVictims.NumPDBViolations",
+                })?,
+                Some(other) => {
+                    return Err(mismatch(other, "MetaVictims.NumPDBViolations", "int64"));
+                }
+            };
+            Ok((
+                node.clone(),
+                Some(MetaVictimsWire {
+                    pods,
+                    num_pdb_violations,
+                }),
+            ))
+        })
+        .collect()
+}
+
 /// A decoded `extenderv1.ExtenderFilterResult`: `None` for an absent or `null` list.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct FilterResultWire {
@@ -133,6 +291,14 @@ pub(crate) enum DecodeError {
     ScoreNotInt64 {
         /// The number as written.
         number: String,
+    },
+    /// Another int64 field holding a number that is not one.
+    #[error("json: cannot unmarshal number {number} into Go struct field {field} of type int64")]
+    NotInt64 {
+        /// The number as written.
+        number: String,
+        /// Go's `Struct.Field`.
+        field: &'static str,
     },
 }
 
@@ -413,6 +579,85 @@ mod tests {
             "taken"
         );
         assert_eq!(decode_binding_result(b"{}").unwrap(), "");
+    }
+
+    /// `ExtenderPreemptionArgs` with Go's field names: full victims, or UIDs when the extender
+    /// caches nodes (with `NumPDBViolations` 0, as v1.22's `convertToNodeNameToMetaVictims`).
+    #[test]
+    fn preemption_args_carry_victims_or_their_uids() {
+        let p = pod("p").info();
+        let mut v1 = pod("v1").info();
+        v1.uid = "uid-1".into();
+        let mut victims = BTreeMap::new();
+        victims.insert(
+            "n1".to_string(),
+            Victims {
+                pods: vec![std::sync::Arc::new(v1)],
+                num_pdb_violations: 1,
+            },
+        );
+        let full: Value =
+            serde_json::from_slice(&encode_preemption_args(&p.pod, &victims, false).unwrap())
+                .unwrap();
+        assert_eq!(full["Pod"]["metadata"]["name"], "p");
+        assert_eq!(full["NodeNameToMetaVictims"], Value::Null);
+        assert_eq!(full["NodeNameToVictims"]["n1"]["NumPDBViolations"], 1);
+        assert_eq!(
+            full["NodeNameToVictims"]["n1"]["Pods"][0]["metadata"]["name"],
+            "v1"
+        );
+        let meta: Value =
+            serde_json::from_slice(&encode_preemption_args(&p.pod, &victims, true).unwrap())
+                .unwrap();
+        assert_eq!(meta["NodeNameToVictims"], Value::Null);
+        assert_eq!(
+            meta["NodeNameToMetaVictims"],
+            serde_json::json!({"n1": {"Pods": [{"UID": "uid-1"}], "NumPDBViolations": 0}})
+        );
+    }
+
+    #[test]
+    fn preemption_results_decode_like_encoding_json() {
+        let r = decode_preemption_result(
+            br#"{"nodeNameToMetaVictims":{"n1":{"pods":[{"uid":"a"},null],"numPDBViolations":2},"n2":null,"n3":{}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r["n1"],
+            Some(MetaVictimsWire {
+                pods: vec![Some("a".into()), None],
+                num_pdb_violations: 2
+            })
+        );
+        assert_eq!(r["n2"], None);
+        assert_eq!(r["n3"], Some(MetaVictimsWire::default()));
+        assert!(decode_preemption_result(b"null").unwrap().is_empty());
+        assert!(decode_preemption_result(b"{}").unwrap().is_empty());
+        assert!(
+            decode_preemption_result(br#"{"NodeNameToMetaVictims":null}"#)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            decode_preemption_result(br#"{"NodeNameToMetaVictims":[]}"#)
+                .unwrap_err()
+                .to_string(),
+            "json: cannot unmarshal array into Go struct field ExtenderPreemptionResult.NodeNameToMetaVictims of type map[string]*v1.MetaVictims"
+        );
+        assert_eq!(
+            decode_preemption_result(br#"{"NodeNameToMetaVictims":{"n":{"Pods":[{"UID":1}]}}}"#)
+                .unwrap_err()
+                .to_string(),
+            "json: cannot unmarshal number into Go struct field MetaPod.UID of type string"
+        );
+        assert_eq!(
+            decode_preemption_result(
+                br#"{"NodeNameToMetaVictims":{"n":{"NumPDBViolations":0.5}}}"#
+            )
+            .unwrap_err()
+            .to_string(),
+            "json: cannot unmarshal number 0.5 into Go struct field MetaVictims.NumPDBViolations of type int64"
+        );
     }
 
     #[test]

@@ -562,12 +562,6 @@ pub(super) fn resolve(
     let ext_path = root.clone().key("extenders");
     let mut first_ignored: Option<FieldPath> = None;
     for (i, e) in policy.extenders.iter().enumerate() {
-        if !e.preempt_verb.is_empty() {
-            notes.push(format!(
-                "extenders[{i}].preemptVerb {:?} is not called: mini-scheduler preempts without asking extenders",
-                e.preempt_verb
-            ));
-        }
         for (j, r) in e.managed_resources.iter().enumerate() {
             if r.ignored_by_scheduler {
                 args.node_resources_fit

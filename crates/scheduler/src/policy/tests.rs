@@ -414,8 +414,9 @@ fn extenders_are_passed_on() {
     );
 }
 
+/// `preemptVerb` is used (DefaultPreemption calls it): no note, and the summary lists it.
 #[test]
-fn extender_preempt_verb_is_noted_as_unused() {
+fn extender_preempt_verb_is_used() {
     let r = parse_policy(
         "p.json",
         r#"{"kind":"Policy","apiVersion":"v1","extenders":[{"urlPrefix":"http://e","preemptVerb":"preempt"}]}"#,
@@ -423,13 +424,11 @@ fn extender_preempt_verb_is_noted_as_unused() {
     .unwrap()
     .resolved;
     assert!(
-        r.notes.contains(
-            &"extenders[0].preemptVerb \"preempt\" is not called: mini-scheduler preempts without asking extenders"
-                .to_string()
-        ),
+        !r.notes.iter().any(|n| n.contains("preemptVerb")),
         "{:?}",
         r.notes
     );
+    assert!(r.to_string().contains("preempt=preempt"), "{r}");
 }
 
 #[test]

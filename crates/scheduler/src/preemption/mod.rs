@@ -5,8 +5,9 @@
 //! [`DefaultPreemption::post_filter`] follows `preempt`: eligibility
 //! ([`pod_eligible_to_preempt_others`]), the nodes where preemption might help
 //! ([`nodes_where_preemption_might_help`]), a dry run from a random offset over at least
-//! `numCandidates` of them ([`dry_run_preemption`], [`select_victims_on_node`]), and the choice of
-//! one node ([`select_candidate`], [`pick_one_node_for_preemption`]). It returns a plan
+//! `numCandidates` of them ([`dry_run_preemption`], [`select_victims_on_node`]), the extenders
+//! with a `preemptVerb` ([`call_extenders`]), and the choice of one node ([`select_candidate`],
+//! [`pick_one_node_for_preemption`]). It returns a plan
 //! ([`PostFilterResult`]): the caller (`simulate`, or cluster mode) deletes the victims, records
 //! the nomination and clears the lower-priority nominations on the chosen node
 //! (`PrepareCandidate`), as only it can talk to the API.
@@ -36,6 +37,7 @@ use rand::rngs::StdRng;
 pub use nominator::{Nominator, nominated_node_name};
 pub use pdb::{Pdb, filter_pods_with_pdb_violation};
 
+use crate::extender::{Extender, Victims};
 use crate::framework::{Code, Framework, NominatedPods, Status};
 use crate::model::PodInfo;
 use crate::schedule_one::{FitError, NodeStatuses};
@@ -77,15 +79,6 @@ impl PreemptionArgs {
             min_candidate_nodes_absolute: a.min_candidate_nodes_absolute,
         })
     }
-}
-
-/// The pods to evict on one node (`extenderv1.Victims`).
-#[derive(Debug, Clone, Default)]
-pub struct Victims {
-    /// Victims: PDB-violating ones first, then the others, each group most important first.
-    pub pods: Vec<Arc<PodInfo>>,
-    /// How many of them violate a PodDisruptionBudget.
-    pub num_pdb_violations: i64,
 }
 
 /// A node where preemption makes the pod fit, with its victims (`candidate`).
@@ -365,6 +358,74 @@ pub fn dry_run_preemption(
     (non_violating, statuses)
 }
 
+/// `CallExtenders`: each extender that supports preemption and is interested in `pod`, in
+/// order, gets the candidates as a node → victims map and returns the map the next one gets
+/// ([`Extender::process_preemption`]); an empty map ends the loop. An extender error is skipped
+/// when the extender is ignorable, and is otherwise this attempt's `Error` status. Without
+/// extenders, the candidates are returned as they are.
+///
+/// The result keeps the dry-run order for the nodes that remain, followed by nodes the
+/// extenders added, by name (upstream rebuilds the list from a Go map: in random order, which
+/// only decides full ties in [`pick_one_node_for_preemption`]). Their victims are the
+/// extenders': an HTTP extender's answer carries no PDB count into v1.22
+/// (`convertToNodeNameToVictims` leaves `NumPDBViolations` 0; PR #105853 restored it after
+/// v1.22), so the choice among them then ignores PDBs.
+///
+/// # Errors
+/// `Error` with the message of a non-ignorable extender's failure.
+pub fn call_extenders(
+    extenders: &[Arc<dyn Extender>],
+    pod: &PodInfo,
+    snapshot: &Snapshot,
+    candidates: Vec<Candidate>,
+) -> Result<Vec<Candidate>, Status> {
+    if extenders.is_empty() {
+        return Ok(candidates);
+    }
+    let order: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
+    let mut victims: BTreeMap<String, Victims> = candidates
+        .into_iter()
+        .map(|c| (c.name, c.victims))
+        .collect();
+    if victims.is_empty() {
+        return Ok(Vec::new());
+    }
+    for e in extenders {
+        if !e.supports_preemption() || !e.is_interested(pod) {
+            continue;
+        }
+        match e.process_preemption(pod, &victims, snapshot) {
+            Ok(m) => victims = m,
+            Err(err) if e.is_ignorable() => {
+                tracing::info!(
+                    extender = e.name(),
+                    err = %err,
+                    "Skipping extender as it returned error and has ignorable flag set"
+                );
+                continue;
+            }
+            Err(err) => return Err(Status::error(err.message).with_plugin(NAME)),
+        }
+        // If the node list becomes empty, no preemption can happen regardless of the other
+        // extenders.
+        if victims.is_empty() {
+            break;
+        }
+    }
+    let mut out = Vec::with_capacity(victims.len());
+    for name in order {
+        if let Some(v) = victims.remove(&name) {
+            out.push(Candidate { name, victims: v });
+        }
+    }
+    out.extend(
+        victims
+            .into_iter()
+            .map(|(name, victims)| Candidate { name, victims }),
+    );
+    Ok(out)
+}
+
 /// `SelectCandidate`: none → `None`; exactly one → it, without criteria; otherwise
 /// [`pick_one_node_for_preemption`].
 pub fn select_candidate(candidates: &[Candidate]) -> Option<&Candidate> {
@@ -496,6 +557,9 @@ pub struct PostFilterResult {
     pub clear_own_nomination: bool,
     /// The candidates the dry run found, in dry-run order (for `--explain`).
     pub candidates: Vec<Candidate>,
+    /// The candidates the extenders with a `preemptVerb` left ([`call_extenders`]), when one
+    /// was called successfully (for `--explain`).
+    pub after_extenders: Option<Vec<Candidate>>,
     /// False when `PodEligibleToPreemptOthers` refused the pod (nothing else was tried).
     pub eligible: bool,
 }
@@ -518,6 +582,7 @@ impl PostFilterResult {
             lower_priority_nominated: Vec::new(),
             clear_own_nomination: false,
             candidates: Vec::new(),
+            after_extenders: None,
             eligible: true,
         }
     }
@@ -554,8 +619,10 @@ impl DefaultPreemption {
     }
 
     /// `PostFilter` → `preempt` for `pod`, which failed on every node of `snapshot` with the
-    /// statuses `m` (`FitError.Diagnosis.NodeToStatusMap`): eligibility, candidates, choice.
+    /// statuses `m` (`FitError.Diagnosis.NodeToStatusMap`): eligibility, candidates, the
+    /// profile's `extenders` ([`call_extenders`]; HTTP ones block on their calls), choice.
     /// `pdbs` are the cluster's PodDisruptionBudgets; `nominator` the nominated pods.
+    #[allow(clippy::too_many_arguments)]
     pub fn post_filter(
         &mut self,
         fwk: &Framework,
@@ -564,6 +631,7 @@ impl DefaultPreemption {
         m: &BTreeMap<String, Status>,
         pdbs: &[Pdb],
         nominator: &dyn NominatedPods,
+        extenders: &[Arc<dyn Extender>],
     ) -> PostFilterResult {
         // 1) Ensure the preemptor is eligible to preempt other pods.
         if !pod_eligible_to_preempt_others(pod, snapshot, m.get(nominated_node_name(pod))) {
@@ -595,9 +663,26 @@ impl DefaultPreemption {
             r.clear_own_nomination = clear_own_nomination;
             return r;
         }
+        // 3) Interact with registered Extenders to filter out some candidates if needed.
+        let called = extenders
+            .iter()
+            .any(|e| e.supports_preemption() && e.is_interested(pod));
+        let kept = match call_extenders(extenders, pod, snapshot, candidates.clone()) {
+            Ok(kept) => kept,
+            Err(status) => {
+                let mut r = PostFilterResult::unschedulable(None);
+                r.status = status;
+                r.candidates = candidates;
+                return r;
+            }
+        };
         // 4) Find the best candidate.
-        let Some(best) = select_candidate(&candidates).cloned() else {
-            return PostFilterResult::unschedulable(None);
+        let Some(best) = select_candidate(&kept).cloned() else {
+            // The extenders removed every candidate: Unschedulable without a message.
+            let mut r = PostFilterResult::unschedulable(None);
+            r.candidates = candidates;
+            r.after_extenders = Some(kept);
+            return r;
         };
         // 5) What PrepareCandidate does with it.
         PostFilterResult {
@@ -608,6 +693,7 @@ impl DefaultPreemption {
             num_pdb_violations: best.victims.num_pdb_violations,
             clear_own_nomination: false,
             candidates,
+            after_extenders: called.then_some(kept),
             eligible: true,
         }
     }

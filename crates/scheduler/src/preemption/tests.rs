@@ -15,6 +15,12 @@ use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::*;
+use crate::extender::fake::{
+    FakeExtender, error_predicate, false_predicate, only_node_predicate, true_predicate,
+};
+use crate::extender::{
+    Extender, ExtenderBindingArgs, ExtenderError, ExtenderFilterResult, HostPriority, Victims,
+};
 use crate::framework::plugins::testutil::{NodeB, PodB, node, pod};
 use crate::framework::{CycleState, FilterPlugin, new_filter};
 use crate::model::NodeInfo;
@@ -1049,6 +1055,7 @@ fn test_post_filter() {
         filtered: Vec<(&'static str, Code)>,
         want_node: Option<&'static str>,
         want_message: &'static str,
+        extenders: Vec<FakeExtender>,
     }
     let one_pod: [Res; 1] = [("pods", "1")];
     let node_res: [Res; 2] = [("cpu", "200m"), ("memory", "400")];
@@ -1062,6 +1069,7 @@ fn test_post_filter() {
             filtered: vec![("node1", U)],
             want_node: Some("node1"),
             want_message: "",
+            extenders: vec![],
         },
         Case {
             name: "pod with tied priority is still unschedulable",
@@ -1071,6 +1079,7 @@ fn test_post_filter() {
             filtered: vec![("node1", U)],
             want_node: None,
             want_message: "0/1 nodes are available: 1 No victims found on node node1 for preemptor pod p.",
+            extenders: vec![],
         },
         Case {
             name: "preemption should respect filteredNodesStatuses",
@@ -1080,6 +1089,7 @@ fn test_post_filter() {
             filtered: vec![("node1", UU)],
             want_node: None,
             want_message: "0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+            extenders: vec![],
         },
         Case {
             name: "pod can be made schedulable on one node",
@@ -1092,6 +1102,20 @@ fn test_post_filter() {
             filtered: vec![("node1", U), ("node2", U)],
             want_node: Some("node2"),
             want_message: "",
+            extenders: vec![],
+        },
+        Case {
+            name: "preemption result filtered out by extenders",
+            pod: p("p").prio(HIGH),
+            pods: vec![p("p1").node("node1"), p("p2").node("node2")],
+            nodes: vec![n("node1", &one_pod), n("node2", &one_pod)],
+            filtered: vec![("node1", U), ("node2", U)],
+            want_node: Some("node1"),
+            want_message: "",
+            extenders: vec![FakeExtender {
+                name: "FakeExtender1".into(),
+                ..FakeExtender::with_predicates(vec![only_node_predicate("node1")])
+            }],
         },
         Case {
             name: "no candidate nodes found, no enough resource after removing low priority pods",
@@ -1101,6 +1125,7 @@ fn test_post_filter() {
             filtered: vec![("node1", U), ("node2", U)],
             want_node: None,
             want_message: "0/2 nodes are available: 2 Insufficient cpu.",
+            extenders: vec![],
         },
         Case {
             name: "no candidate nodes found with mixed reasons, no lower priority pod and no enough CPU resource",
@@ -1110,6 +1135,7 @@ fn test_post_filter() {
             filtered: vec![("node1", U), ("node2", U)],
             want_node: None,
             want_message: "0/2 nodes are available: 1 Insufficient cpu, 1 No victims found on node node1 for preemptor pod p.",
+            extenders: vec![],
         },
         Case {
             name: "no candidate nodes found with mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 nodes don't have enough CPU resource",
@@ -1124,6 +1150,7 @@ fn test_post_filter() {
             filtered: vec![("node3", UU), ("node4", UU)],
             want_node: None,
             want_message: "0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for scheduling.",
+            extenders: vec![],
         },
     ];
     for tt in cases {
@@ -1135,7 +1162,20 @@ fn test_post_filter() {
             .map(|(n, c)| (n.to_string(), Status::new(*c, "")))
             .collect();
         let mut pl = DefaultPreemption::new(PreemptionArgs::default(), 4);
-        let r = pl.post_filter(&f, &snapshot, &tt.pod.info(), &m, &[], &Nominator::new());
+        let extenders: Vec<Arc<dyn Extender>> = tt
+            .extenders
+            .into_iter()
+            .map(|e| Arc::new(e) as Arc<dyn Extender>)
+            .collect();
+        let r = pl.post_filter(
+            &f,
+            &snapshot,
+            &tt.pod.info(),
+            &m,
+            &[],
+            &Nominator::new(),
+            &extenders,
+        );
         assert_eq!(r.nominated_node.as_deref(), tt.want_node, "{}", tt.name);
         if tt.want_node.is_some() {
             assert!(r.status.is_success(), "{}", tt.name);
@@ -1156,6 +1196,7 @@ fn test_preempt() {
         plugin: &'static str,
         expected_node: Option<&'static str>,
         expected_pods: &'static [&'static str],
+        extenders: Vec<FakeExtender>,
     }
     let basic_pods = || {
         vec![
@@ -1178,6 +1219,7 @@ fn test_preempt() {
             plugin: FIT,
             expected_node: Some("node1"),
             expected_pods: &["p1.1", "p1.2"],
+            extenders: vec![],
         },
         Case {
             name: "preemption for topology spread constraints",
@@ -1197,6 +1239,91 @@ fn test_preempt() {
             plugin: "PodTopologySpread",
             expected_node: Some("node-b"),
             expected_pods: &["p-b1"],
+            extenders: vec![],
+        },
+        Case {
+            name: "Scheduler extenders allow only node1, otherwise node3 would have been chosen",
+            pod: p("p")
+                .prio(HIGH)
+                .req(&VERY_LARGE)
+                .preemption_policy("PreemptLowerPriority"),
+            pods: vec![
+                p("p1.1").node("node1").prio(MID).req(&SMALL),
+                p("p1.2").node("node1").prio(LOW).req(&SMALL),
+                p("p2.1").node("node3").prio(MID).req(&LARGE),
+            ],
+            nodes: three,
+            plugin: FIT,
+            expected_node: Some("node1"),
+            expected_pods: &["p1.1", "p1.2"],
+            extenders: vec![
+                FakeExtender::with_predicates(vec![true_predicate()]),
+                FakeExtender::with_predicates(vec![only_node_predicate("node1")]),
+            ],
+        },
+        Case {
+            name: "Scheduler extenders do not allow any preemption",
+            pod: p("p")
+                .prio(HIGH)
+                .req(&VERY_LARGE)
+                .preemption_policy("PreemptLowerPriority"),
+            pods: vec![
+                p("p1.1").node("node1").prio(MID).req(&SMALL),
+                p("p1.2").node("node1").prio(LOW).req(&SMALL),
+                p("p2.1").node("node2").prio(MID).req(&LARGE),
+            ],
+            nodes: three,
+            plugin: FIT,
+            expected_node: None,
+            expected_pods: &[],
+            extenders: vec![FakeExtender::with_predicates(vec![false_predicate()])],
+        },
+        Case {
+            name: "One scheduler extender allows only node1, the other returns error but ignorable. Only node1 would be chosen",
+            pod: p("p")
+                .prio(HIGH)
+                .req(&VERY_LARGE)
+                .preemption_policy("PreemptLowerPriority"),
+            pods: vec![
+                p("p1.1").node("node1").prio(MID).req(&SMALL),
+                p("p1.2").node("node1").prio(LOW).req(&SMALL),
+                p("p2.1").node("node2").prio(MID).req(&LARGE),
+            ],
+            nodes: three,
+            plugin: FIT,
+            expected_node: Some("node1"),
+            expected_pods: &["p1.1", "p1.2"],
+            extenders: vec![
+                FakeExtender {
+                    ignorable: true,
+                    ..FakeExtender::with_predicates(vec![error_predicate()])
+                },
+                FakeExtender::with_predicates(vec![only_node_predicate("node1")]),
+            ],
+        },
+        Case {
+            name: "One scheduler extender allows only node1, but it is not interested in given pod, otherwise node1 would have been chosen",
+            pod: p("p")
+                .prio(HIGH)
+                .req(&VERY_LARGE)
+                .preemption_policy("PreemptLowerPriority"),
+            pods: vec![
+                p("p1.1").node("node1").prio(MID).req(&SMALL),
+                p("p1.2").node("node1").prio(LOW).req(&SMALL),
+                p("p2.1").node("node2").prio(MID).req(&LARGE),
+            ],
+            nodes: &["node1", "node2"],
+            plugin: FIT,
+            // Sum of priorities of all victims on node1 is larger than node2, node2 is chosen.
+            expected_node: Some("node2"),
+            expected_pods: &["p2.1"],
+            extenders: vec![
+                FakeExtender {
+                    un_interested: true,
+                    ..FakeExtender::with_predicates(vec![only_node_predicate("node1")])
+                },
+                FakeExtender::with_predicates(vec![true_predicate()]),
+            ],
         },
         Case {
             name: "no preempting in pod",
@@ -1209,6 +1336,7 @@ fn test_preempt() {
             plugin: FIT,
             expected_node: None,
             expected_pods: &[],
+            extenders: vec![],
         },
         Case {
             name: "PreemptionPolicy is nil",
@@ -1218,6 +1346,7 @@ fn test_preempt() {
             plugin: FIT,
             expected_node: Some("node1"),
             expected_pods: &["p1.1", "p1.2"],
+            extenders: vec![],
         },
     ];
     for tt in cases {
@@ -1225,6 +1354,11 @@ fn test_preempt() {
         let snapshot = snap(nodes.clone(), &tt.pods);
         let f = fwk(vec![plugin(tt.plugin)]);
         let mut pl = DefaultPreemption::new(PreemptionArgs::default(), 4);
+        let extenders: Vec<Arc<dyn Extender>> = tt
+            .extenders
+            .into_iter()
+            .map(|e| Arc::new(e) as Arc<dyn Extender>)
+            .collect();
         let r = pl.post_filter(
             &f,
             &snapshot,
@@ -1232,6 +1366,7 @@ fn test_preempt() {
             &BTreeMap::new(),
             &[],
             &Nominator::new(),
+            &extenders,
         );
         assert_eq!(r.nominated_node.as_deref(), tt.expected_node, "{}", tt.name);
         let mut victims: Vec<&str> = r.victims.iter().map(|v| v.name.as_str()).collect();
@@ -1261,6 +1396,7 @@ fn test_preempt() {
             &BTreeMap::new(),
             &[],
             &Nominator::new(),
+            &extenders,
         );
         assert!(
             again.nominated_node.is_none() && again.victims.is_empty(),
@@ -1409,4 +1545,190 @@ fn the_scheduling_cycle_counts_nominated_pods_and_prefers_the_nominated_node() {
         e.to_string(),
         "0/2 nodes are available: 2 Insufficient cpu, 2 Insufficient memory."
     );
+}
+
+/// A `ProcessPreemption` answer as a function of the map received.
+type Answer = dyn Fn(&BTreeMap<String, Victims>) -> Result<BTreeMap<String, Victims>, ExtenderError>
+    + Send
+    + Sync;
+
+/// An extender whose `ProcessPreemption` answer is computed by a function of the map it gets.
+struct Scripted {
+    preempts: bool,
+    ignorable: bool,
+    calls: AtomicUsize,
+    answer: Box<Answer>,
+}
+
+impl Scripted {
+    fn new(
+        answer: impl Fn(&BTreeMap<String, Victims>) -> Result<BTreeMap<String, Victims>, ExtenderError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Scripted {
+        Scripted {
+            preempts: true,
+            ignorable: false,
+            calls: AtomicUsize::new(0),
+            answer: Box::new(answer),
+        }
+    }
+}
+
+impl Extender for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn filter(&self, _: &PodInfo, _: &[&NodeInfo]) -> Result<ExtenderFilterResult, ExtenderError> {
+        unreachable!("not called by preemption")
+    }
+    fn prioritize(
+        &self,
+        _: &PodInfo,
+        _: &[&NodeInfo],
+    ) -> Result<(Vec<HostPriority>, i64), ExtenderError> {
+        unreachable!("not called by preemption")
+    }
+    fn bind(&self, _: &ExtenderBindingArgs) -> Result<(), ExtenderError> {
+        unreachable!("not called by preemption")
+    }
+    fn is_binder(&self) -> bool {
+        false
+    }
+    fn is_interested(&self, _: &PodInfo) -> bool {
+        true
+    }
+    fn is_ignorable(&self) -> bool {
+        self.ignorable
+    }
+    fn supports_preemption(&self) -> bool {
+        self.preempts
+    }
+    fn process_preemption(
+        &self,
+        _: &PodInfo,
+        victims: &BTreeMap<String, Victims>,
+        _: &Snapshot,
+    ) -> Result<BTreeMap<String, Victims>, ExtenderError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        (self.answer)(victims)
+    }
+}
+
+fn candidate(node: &str, victim: &str) -> Candidate {
+    Candidate {
+        name: node.into(),
+        victims: Victims {
+            pods: vec![Arc::new(p(victim).info())],
+            num_pdb_violations: 1,
+        },
+    }
+}
+
+fn names(c: &[Candidate]) -> Vec<&str> {
+    c.iter().map(|c| c.name.as_str()).collect()
+}
+
+/// `CallExtenders`: each preempting extender rewrites the map in turn; the dry-run order is kept
+/// for the nodes left, added nodes come last; an empty map ends the loop; errors fail the
+/// attempt unless the extender is ignorable.
+#[test]
+fn call_extenders_chains_preempting_extenders() {
+    let snapshot = snap(vec![n("node1", &LARGE)], &[]);
+    let pod = p("p").prio(HIGH).info();
+    let cands = || {
+        vec![
+            candidate("node3", "a"),
+            candidate("node1", "b"),
+            candidate("node2", "c"),
+        ]
+    };
+    let ext = |e: Scripted| -> Arc<dyn Extender> { Arc::new(e) };
+
+    // No extenders, or none that preempts: unchanged (and not called).
+    let out = call_extenders(&[], &pod, &snapshot, cands()).unwrap();
+    assert_eq!(names(&out), ["node3", "node1", "node2"]);
+    assert_eq!(out[0].victims.num_pdb_violations, 1);
+    let silent = Arc::new(Scripted {
+        preempts: false,
+        ..Scripted::new(|_| Ok(BTreeMap::new()))
+    });
+    let as_dyn: Arc<dyn Extender> = silent.clone();
+    let out = call_extenders(&[as_dyn], &pod, &snapshot, cands()).unwrap();
+    assert_eq!(names(&out), ["node3", "node1", "node2"]);
+    assert_eq!(silent.calls.load(Ordering::SeqCst), 0);
+
+    // The first drops node1 and adds node0; the second sees that map and drops node2.
+    let drop_add = ext(Scripted::new(|m| {
+        let mut m = m.clone();
+        m.remove("node1");
+        m.insert("node0".into(), candidate("node0", "d").victims);
+        Ok(m)
+    }));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let drop2 = ext(Scripted::new(move |m| {
+        *seen2.lock().unwrap() = m.keys().cloned().collect::<Vec<_>>();
+        let mut m = m.clone();
+        m.remove("node2");
+        Ok(m)
+    }));
+    let out = call_extenders(&[drop_add, drop2], &pod, &snapshot, cands()).unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["node0", "node2", "node3"]);
+    assert_eq!(names(&out), ["node3", "node0"]);
+
+    // An empty answer ends the loop: the next extender is not called.
+    let empty = ext(Scripted::new(|_| Ok(BTreeMap::new())));
+    let next = Arc::new(Scripted::new(|m| Ok(m.clone())));
+    let out = call_extenders(&[empty, next.clone()], &pod, &snapshot, cands()).unwrap();
+    assert!(out.is_empty());
+    assert_eq!(next.calls.load(Ordering::SeqCst), 0);
+
+    // Errors: skipped when ignorable, else the attempt's Error status.
+    let failing = |ignorable| {
+        ext(Scripted {
+            ignorable,
+            ..Scripted::new(|_| Err(ExtenderError::new("extender down")))
+        })
+    };
+    let out = call_extenders(&[failing(true)], &pod, &snapshot, cands()).unwrap();
+    assert_eq!(names(&out), ["node3", "node1", "node2"]);
+    let s = call_extenders(&[failing(false)], &pod, &snapshot, cands()).unwrap_err();
+    assert_eq!(s.code, Code::Error);
+    assert_eq!(s.message(), "extender down");
+}
+
+/// PostFilter with extenders: one that removes every candidate leaves the pod Unschedulable
+/// without a message and nominates nothing; a failing one is the PostFilter's Error.
+#[test]
+fn post_filter_with_extenders_that_remove_everything_or_fail() {
+    let one_pod: [Res; 1] = [("pods", "1")];
+    let snapshot = snap(vec![n("node1", &one_pod)], &[p("p1").node("node1")]);
+    let f = fwk(vec![plugin(FIT)]);
+    let m: BTreeMap<String, Status> = [("node1".to_string(), Status::new(Code::Unschedulable, ""))]
+        .into_iter()
+        .collect();
+    let pod = p("p").prio(HIGH).info();
+    let mut pl = DefaultPreemption::new(PreemptionArgs::default(), 4);
+    let none: Arc<dyn Extender> = Arc::new(Scripted::new(|_| Ok(BTreeMap::new())));
+    let r = pl.post_filter(&f, &snapshot, &pod, &m, &[], &Nominator::new(), &[none]);
+    assert_eq!(r.status.code, Code::Unschedulable);
+    assert_eq!(r.status.message(), "");
+    assert_eq!(r.nominated_node, None);
+    assert!(r.victims.is_empty());
+    assert_eq!(names(&r.candidates), ["node1"]);
+    assert_eq!(r.after_extenders.as_deref().map(names), Some(vec![]));
+    let down: Arc<dyn Extender> =
+        Arc::new(Scripted::new(|_| Err(ExtenderError::new("extender down"))));
+    let r = pl.post_filter(&f, &snapshot, &pod, &m, &[], &Nominator::new(), &[down]);
+    assert_eq!(r.status.code, Code::Error);
+    assert_eq!(r.status.message(), "extender down");
+    assert_eq!(r.nominated_node, None);
+    // Kept as they are: the chosen node and its victims come from the extender's answer.
+    let keep: Arc<dyn Extender> = Arc::new(Scripted::new(|m| Ok(m.clone())));
+    let r = pl.post_filter(&f, &snapshot, &pod, &m, &[], &Nominator::new(), &[keep]);
+    assert_eq!(r.nominated_node.as_deref(), Some("node1"));
+    assert_eq!(r.victims.len(), 1);
+    assert_eq!(r.after_extenders.as_deref().map(names), Some(vec!["node1"]));
 }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::error::{FitError, NodeStatuses, ScheduleError};
+use super::workers::Workers;
 use crate::extender::{self, Extender};
 use crate::framework::{Code, CycleState, FastCheck, Framework, NominatedPods, Status};
 use crate::model::{NodeInfo, PodInfo};
@@ -96,8 +97,18 @@ pub(super) struct Search {
     pub(super) feasible: Vec<u32>,
     /// Nodes that failed, with the status (attributed to its plugin).
     pub(super) failed: Vec<(u32, Status)>,
-    /// The chunk being filtered.
-    chunk: Vec<u32>,
+    /// The chunks of one round of the search, filtered by the workers.
+    chunks: Vec<Chunk>,
+}
+
+/// One chunk of the search order: its nodes before filtering, then those that passed, and the
+/// statuses of those that failed.
+#[derive(Default)]
+struct Chunk {
+    /// Nodes of the order in the chunk.
+    take: usize,
+    nodes: Vec<u32>,
+    failed: Vec<(u32, Status)>,
 }
 
 /// What the filters of one search need besides the nodes.
@@ -112,6 +123,16 @@ pub(super) struct Filters<'a> {
     pub(super) nominated: &'a dyn NominatedPods,
 }
 
+/// The part of [`Filters`] the workers share (the nominated pods are checked by the caller).
+#[derive(Clone, Copy)]
+struct ChunkFilters<'a> {
+    fwk: &'a Framework,
+    state: &'a CycleState,
+    pod: &'a PodInfo,
+    snapshot: &'a Snapshot,
+    active: &'a [usize],
+}
+
 impl Search {
     /// `findNodesThatPassFilters`: runs the active filters over the nodes in `snapshot.order()`
     /// rotated to `start`, until `to_find` nodes fit, every node was seen, or a filter returned
@@ -119,19 +140,33 @@ impl Search {
     /// Returns how many nodes of the order were examined: the next start index advances by it.
     /// The `to_find`-th feasible node is the last one examined; nodes of its chunk beyond it
     /// are neither counted nor reported.
+    ///
+    /// The order is cut into chunks of [`CHUNK`] nodes; each round filters as many chunks as
+    /// the nodes still to find need (at least one per worker) on the workers at once, then
+    /// takes their verdicts chunk by chunk, in order, as a one-worker search would, and drops
+    /// the chunks beyond the stop: the result is the same for any number of workers.
     pub(super) fn find_nodes_that_pass_filters(
         &mut self,
         filters: &Filters<'_>,
         to_find: usize,
         start: usize,
+        workers: &Workers,
     ) -> usize {
         let Filters {
             fwk,
+            state,
             pod,
             snapshot,
             active,
             ..
         } = *filters;
+        let shared = ChunkFilters {
+            fwk,
+            state,
+            pod,
+            snapshot,
+            active,
+        };
         let n = snapshot.len();
         let order = snapshot.order();
         self.feasible.clear();
@@ -140,57 +175,77 @@ impl Search {
         let combined_fast = active.iter().try_fold(FastCheck::default(), |acc, &fi| {
             fwk.filters[fi].fast_check(pod).map(|f| acc.and(f))
         });
+        let strategy = if fwk.run_all_filters {
+            Strategy::RunAll
+        } else if let Some(fast) = combined_fast {
+            Strategy::Fast(fast)
+        } else {
+            Strategy::PluginByPlugin
+        };
         let mut processed = 0usize;
-        while processed < n && self.feasible.len() < to_find {
-            let failed_from = self.failed.len();
-            let take = CHUNK.min(n - processed);
-            self.chunk.clear();
-            // The rotated order without a division per node: [start.., ..start].
-            let from = start + processed;
-            if from >= n {
-                self.chunk
-                    .extend_from_slice(&order[from - n..from - n + take]);
-            } else if from + take <= n {
-                self.chunk.extend_from_slice(&order[from..from + take]);
-            } else {
-                self.chunk.extend_from_slice(&order[from..]);
-                self.chunk.extend_from_slice(&order[..from + take - n]);
-            }
-            if fwk.run_all_filters {
-                filter_running_all(filters, &mut self.chunk, &mut self.failed);
-            } else if let Some(fast) = combined_fast {
-                filter_with_fast_check(filters, fast, &mut self.chunk, &mut self.failed);
-            } else {
-                filter_plugin_by_plugin(filters, &mut self.chunk, &mut self.failed);
-            }
-            if !filters.nominated.is_empty() {
-                nominated_pods_check(filters, &mut self.chunk, &mut self.failed);
-            }
+        'search: while processed < n && self.feasible.len() < to_find {
             let need = to_find - self.feasible.len();
-            if self.chunk.len() >= need {
-                // Stop at the `to_find`-th feasible node: drop what lies beyond it.
-                let last = self.chunk[need - 1];
-                let pos_last = (0..take)
-                    .position(|k| order[(start + processed + k) % n] == last)
-                    .unwrap_or(take - 1);
-                self.chunk.truncate(need);
-                let beyond: Vec<u32> = (pos_last + 1..take)
-                    .map(|k| order[(start + processed + k) % n])
-                    .collect();
-                self.failed.retain(|(ni, _)| !beyond.contains(ni));
-                processed += pos_last + 1;
-                self.feasible.extend_from_slice(&self.chunk);
-                break;
+            let left = (n - processed).div_ceil(CHUNK);
+            let round = if workers.count() == 1 {
+                1
+            } else {
+                need.div_ceil(CHUNK).max(workers.count()).min(left)
+            };
+            if self.chunks.len() < round {
+                self.chunks.resize_with(round, Chunk::default);
             }
-            self.feasible.extend_from_slice(&self.chunk);
-            processed += take;
-            // An Error status aborts the attempt; upstream cancels the search as soon as one is
-            // sent, so do not filter the remaining nodes.
-            if self.failed[failed_from..]
-                .iter()
-                .any(|(_, s)| s.code == Code::Error)
-            {
-                break;
+            // The rotated order without a division per node: [start.., ..start].
+            let mut from = start + processed;
+            let mut rest = n - processed;
+            for c in &mut self.chunks[..round] {
+                let take = CHUNK.min(rest);
+                c.take = take;
+                c.nodes.clear();
+                c.failed.clear();
+                let f = if from >= n { from - n } else { from };
+                if f + take <= n {
+                    c.nodes.extend_from_slice(&order[f..f + take]);
+                } else {
+                    c.nodes.extend_from_slice(&order[f..]);
+                    c.nodes.extend_from_slice(&order[..f + take - n]);
+                }
+                from += take;
+                rest -= take;
+            }
+            workers.run(&mut self.chunks[..round], |_, c| {
+                strategy.filter(&shared, &mut c.nodes, &mut c.failed)
+            });
+            for c in &mut self.chunks[..round] {
+                let take = c.take;
+                if !filters.nominated.is_empty() {
+                    nominated_pods_check(filters, &mut c.nodes, &mut c.failed);
+                }
+                let need = to_find - self.feasible.len();
+                if c.nodes.len() >= need {
+                    // Stop at the `to_find`-th feasible node: drop what lies beyond it.
+                    let last = c.nodes[need - 1];
+                    let pos_last = (0..take)
+                        .position(|k| order[(start + processed + k) % n] == last)
+                        .unwrap_or(take - 1);
+                    c.nodes.truncate(need);
+                    let beyond = |ni: u32| {
+                        (pos_last + 1..take).any(|k| order[(start + processed + k) % n] == ni)
+                    };
+                    self.failed
+                        .extend(c.failed.drain(..).filter(|(ni, _)| !beyond(*ni)));
+                    processed += pos_last + 1;
+                    self.feasible.extend_from_slice(&c.nodes);
+                    break 'search;
+                }
+                self.feasible.extend_from_slice(&c.nodes);
+                processed += take;
+                // An Error status aborts the attempt; upstream cancels the search as soon as one
+                // is sent, so do not take the remaining nodes.
+                let error = c.failed.iter().any(|(_, s)| s.code == Code::Error);
+                self.failed.append(&mut c.failed);
+                if error {
+                    break 'search;
+                }
             }
         }
         processed
@@ -312,7 +367,7 @@ impl Search {
 /// `UnschedulableAndUnresolvable` if one said so). An `Error` status ends the node's filters
 /// and is recorded alone, as v1.22 `RunFilterPlugins` returns it at once.
 fn filter_running_all(
-    filters: &Filters<'_>,
+    filters: &ChunkFilters<'_>,
     chunk: &mut Vec<u32>,
     failed: &mut Vec<(u32, Status)>,
 ) {
@@ -389,7 +444,7 @@ fn nominated_pods_check(
 /// One pass with the combined fast check: nodes passing it are feasible; the others run the
 /// active filters in order, and the first failure is recorded.
 fn filter_with_fast_check(
-    filters: &Filters<'_>,
+    filters: &ChunkFilters<'_>,
     fast: FastCheck,
     chunk: &mut Vec<u32>,
     failed: &mut Vec<(u32, Status)>,
@@ -415,7 +470,7 @@ fn filter_with_fast_check(
 /// Each active filter's batch entry point ([`crate::framework::FilterPlugin::filter_nodes`])
 /// over what is left of the chunk, in order: one dynamic call per plugin, not per node.
 fn filter_plugin_by_plugin(
-    filters: &Filters<'_>,
+    filters: &ChunkFilters<'_>,
     chunk: &mut Vec<u32>,
     failed: &mut Vec<(u32, Status)>,
 ) {
@@ -429,6 +484,27 @@ fn filter_plugin_by_plugin(
         );
         if chunk.is_empty() {
             break;
+        }
+    }
+}
+
+/// How the nodes of a chunk are filtered (the same verdicts each way).
+#[derive(Clone, Copy)]
+enum Strategy {
+    /// `alwaysCheckAllPredicates`: [`filter_running_all`].
+    RunAll,
+    /// Every active filter has a fast check: [`filter_with_fast_check`].
+    Fast(FastCheck),
+    /// [`filter_plugin_by_plugin`].
+    PluginByPlugin,
+}
+
+impl Strategy {
+    fn filter(self, f: &ChunkFilters<'_>, chunk: &mut Vec<u32>, failed: &mut Vec<(u32, Status)>) {
+        match self {
+            Strategy::RunAll => filter_running_all(f, chunk, failed),
+            Strategy::Fast(fast) => filter_with_fast_check(f, fast, chunk, failed),
+            Strategy::PluginByPlugin => filter_plugin_by_plugin(f, chunk, failed),
         }
     }
 }

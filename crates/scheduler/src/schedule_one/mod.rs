@@ -24,6 +24,7 @@ mod prioritize;
 mod select_host;
 #[cfg(test)]
 mod testutil;
+mod workers;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub use find_feasible::{
     DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND,
     MIN_FEASIBLE_NODES_TO_FIND, num_feasible_nodes_to_find,
 };
+pub use workers::DEFAULT_PARALLELISM;
 
 use crate::extender::Extender;
 use crate::framework::{
@@ -45,6 +47,7 @@ use crate::model::PodInfo;
 use crate::snapshot::Snapshot;
 use find_feasible::{Filters, Search};
 use prioritize::Scoring;
+use workers::Workers;
 
 /// A successful scheduling decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +117,8 @@ pub struct Algorithm {
     active: Vec<usize>,
     state: CycleState,
     extenders: Vec<Arc<dyn Extender>>,
+    /// The workers that filter and score (one until [`Algorithm::set_parallelism`]).
+    workers: Workers,
 }
 
 impl Algorithm {
@@ -130,7 +135,28 @@ impl Algorithm {
             active: Vec::new(),
             state: CycleState::new(),
             extenders: Vec::new(),
+            workers: Workers::default(),
         }
+    }
+
+    /// `parallelism` (`--parallelism`, `KubeSchedulerConfiguration.parallelism`, default
+    /// [`DEFAULT_PARALLELISM`]): how many workers filter and score the nodes of a cycle, at most
+    /// the cores the process may use run at once; 1 (or 0) runs everything on the calling
+    /// thread. Results are the same for any value: the workers compute per node, and their
+    /// results are taken in node order.
+    pub fn set_parallelism(&mut self, parallelism: usize) {
+        self.workers = Workers::new(parallelism);
+    }
+
+    /// Exactly `count` workers, even beyond the cores (tests of the determinism).
+    #[cfg(test)]
+    pub(crate) fn set_workers_exactly(&mut self, count: usize) {
+        self.workers = Workers::with_count(count);
+    }
+
+    /// Workers that filter and score at once.
+    pub fn workers(&self) -> usize {
+        self.workers.count()
     }
 
     /// How ties among the best-scored nodes are broken (default [`TieBreak::Random`]).
@@ -242,9 +268,9 @@ impl Algorithm {
             .search
             .evaluate_nominated_node(&filters, &self.extenders);
         if !preferred {
-            let processed = self
-                .search
-                .find_nodes_that_pass_filters(&filters, to_find, start);
+            let processed =
+                self.search
+                    .find_nodes_that_pass_filters(&filters, to_find, start, &self.workers);
             // Feasible nodes are in search order (the filters preserve order within a chunk).
             self.next_start_node_index = (start + processed) % n;
         }
@@ -366,6 +392,7 @@ impl Algorithm {
         }
         let explained = self.scoring.prioritize_nodes(
             fwk,
+            &self.workers,
             &self.extenders,
             &mut self.state,
             pod,
@@ -401,6 +428,9 @@ mod differential_test;
 #[cfg(test)]
 #[path = "extenders_test.rs"]
 mod extenders_test;
+#[cfg(test)]
+#[path = "parallel_test.rs"]
+mod parallel_test;
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::error::ScheduleError;
+use super::workers::Workers;
 use crate::extender::{self, Extender, MAX_EXTENDER_PRIORITY};
 use crate::framework::{
     CycleState, Framework, HotScorer, MAX_NODE_SCORE, MIN_NODE_SCORE, ScoreBreakdown, ScoreMode,
@@ -19,6 +20,9 @@ use crate::framework::{
 };
 use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
+
+/// Fewest feasible nodes a worker scores: below, the parts' start-up costs more than they save.
+const MIN_PART: usize = 512;
 
 /// Scoring buffers kept across cycles, with the last call's totals and timings.
 #[derive(Default)]
@@ -65,6 +69,7 @@ impl Scoring {
     pub(super) fn prioritize_nodes(
         &mut self,
         fwk: &Framework,
+        workers: &Workers,
         extenders: &[Arc<dyn Extender>],
         state: &mut CycleState,
         pod: &PodInfo,
@@ -116,7 +121,11 @@ impl Scoring {
                     }
                     ScoreMode::PerNode => {
                         self.plugin_scores.resize(m, 0);
-                        p.score_nodes(state, pod, snapshot, feasible, &mut self.plugin_scores)
+                        let state: &CycleState = state;
+                        workers
+                            .for_parts(feasible, &mut self.plugin_scores, MIN_PART, |f, o| {
+                                p.score_nodes(state, pod, snapshot, f, o)
+                            })
                             .map_err(plugin_err)?;
                         p.normalize_score(state, pod, snapshot, feasible, &mut self.plugin_scores)
                             .map_err(plugin_err)?;
@@ -138,7 +147,12 @@ impl Scoring {
                 }
             }
             if !fused.is_empty() {
-                add_fused(&mut self.totals, &fused, pod, snapshot, feasible);
+                let fused = &fused;
+                let _: Result<(), ()> =
+                    workers.for_parts(feasible, &mut self.totals, MIN_PART, |f, t| {
+                        add_fused(t, fused, pod, snapshot, f);
+                        Ok(())
+                    });
             }
         }
         if m > 1 && !extenders.is_empty() {

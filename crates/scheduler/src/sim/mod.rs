@@ -347,6 +347,19 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// `parallelism`: the workers that filter and score each pod's nodes (see
+    /// [`Algorithm::set_parallelism`]; a new simulation has one). Placements do not depend on
+    /// it.
+    pub fn set_parallelism(&mut self, parallelism: usize) {
+        self.algo.set_parallelism(parallelism);
+    }
+
+    /// Exactly `count` workers, beyond the machine's cores too (determinism tests).
+    #[cfg(test)]
+    pub(crate) fn set_workers_exactly(&mut self, count: usize) {
+        self.algo.set_workers_exactly(count);
+    }
+
     /// Builds the cluster state: generated names, defaulted requests, nodes, running pods,
     /// services, controllers, namespaces and volumes; queues the pending pods of
     /// `cfg.scheduler_name` (or without a `schedulerName`), scheduled with `profile`.

@@ -27,13 +27,22 @@ impl Simulation {
             Err(ScheduleError::Fit(fe)) => fe,
             Err(e) => return self.failed(pod, e),
         };
-        let prof = &self.profiles[profile];
-        let Some(args) = crate::preemption::PreemptionArgs::of_profile(&prof.profile.policy.args)
-        else {
+        let Some(args) = crate::preemption::PreemptionArgs::of_profile(
+            &self.profiles[profile].profile.policy.args,
+        ) else {
             return self.failed(pod, ScheduleError::Fit(fe));
         };
         self.preemption.args = args;
-        let framework = prof.profile.framework.clone();
+        if let Some(clear_own_nomination) = self.no_victims_anywhere(&pod, &fe) {
+            let mut pod = pod;
+            if clear_own_nomination {
+                self.nominator.delete_nominated_pod_if_exists(&pod.uid);
+                pod = with_nominated_node_name(pod, None);
+            }
+            return self.failed(pod, ScheduleError::Fit(fe));
+        }
+        let framework = self.profiles[profile].profile.framework.clone();
+        let extenders = self.profiles[profile].profile.extenders.clone();
         let pf = self.preemption.post_filter(
             &framework,
             self.cache.snapshot(),
@@ -41,6 +50,7 @@ impl Simulation {
             &fe.node_to_status(self.cache.snapshot()),
             &self.pdbs,
             &self.nominator,
+            &extenders,
         );
         let explained = self.explain.then(|| preemption_json(&pf));
         let Some(node) = pf.nominated_node.clone() else {
@@ -94,6 +104,53 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    /// The PostFilter's outcome without its dry run, when it is known: no pod in the cluster
+    /// has a lower priority than `pod`, so no node has a victim and `DefaultPreemption` can
+    /// only fail (the openb replay: every pod has priority 0 and a full cluster fails thousands
+    /// of pods). Only for a pod without a nomination, node statuses by index and no
+    /// `--explain` (which shows the dry run). The PostFilter's draw of the candidates' offset
+    /// is made as it makes it, so later preemptions choose as they would have. `Some(clear)`:
+    /// the pod stays unschedulable, and `clear` says whether the PostFilter would clear its
+    /// own nomination (no node where preemption might help); `None`: run the PostFilter.
+    fn no_victims_anywhere(
+        &mut self,
+        pod: &PodInfo,
+        fe: &crate::schedule_one::FitError,
+    ) -> Option<bool> {
+        use crate::preemption::{pod_eligible_to_preempt_others, pod_priority};
+        let snapshot = self.cache.snapshot();
+        if self.explain || nominated_node_name(pod).is_some() || snapshot.is_empty() {
+            return None;
+        }
+        let crate::schedule_one::NodeStatuses::Indexed(statuses) = fe.statuses() else {
+            return None;
+        };
+        let prio = pod_priority(pod);
+        if snapshot
+            .nodes()
+            .iter()
+            .any(|n| n.pods.iter().any(|p| pod_priority(p) < prio))
+        {
+            return None;
+        }
+        if !pod_eligible_to_preempt_others(pod, snapshot, None) {
+            return Some(false);
+        }
+        // nodesWherePreemptionMightHelp: the nodes not UnschedulableAndUnresolvable.
+        let unresolvable = statuses
+            .iter()
+            .filter(|(_, s)| s.code == crate::framework::Code::UnschedulableAndUnresolvable)
+            .count();
+        let potential = snapshot.len().saturating_sub(unresolvable);
+        if potential == 0 {
+            return Some(true);
+        }
+        let _ = self.preemption.get_offset_and_num_candidates(potential);
+        Some(false)
+    }
+}
+
 /// `status.nominatedNodeName` of a pod, when set.
 fn nominated_node_name(pod: &PodInfo) -> Option<String> {
     Some(crate::preemption::nominated_node_name(pod).to_string()).filter(|n| !n.is_empty())
@@ -122,16 +179,18 @@ fn pdb_covers(pdb: &crate::preemption::Pdb, pod: &PodInfo) -> bool {
 /// The `--explain` view of a PostFilter result.
 fn preemption_json(pf: &crate::preemption::PostFilterResult) -> PreemptionJson {
     let keys = |pods: &[Arc<PodInfo>]| pods.iter().map(|p| p.key()).collect::<Vec<_>>();
-    PreemptionJson {
-        candidates: pf
-            .candidates
-            .iter()
+    let json = |c: &[crate::preemption::Candidate]| -> Vec<PreemptionCandidateJson> {
+        c.iter()
             .map(|c| PreemptionCandidateJson {
                 node: c.name.clone(),
                 victims: keys(&c.victims.pods),
                 num_pdb_violations: c.victims.num_pdb_violations,
             })
-            .collect(),
+            .collect()
+    };
+    PreemptionJson {
+        candidates: json(&pf.candidates),
+        after_extenders: pf.after_extenders.as_deref().map(json),
         nominated_node: pf.nominated_node.clone(),
         victims: keys(&pf.victims),
         message: if !pf.eligible {

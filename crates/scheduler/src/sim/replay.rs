@@ -474,6 +474,43 @@ mod tests {
         );
     }
 
+    /// A pod that fits nowhere while no pod has a lower priority skips DefaultPreemption's dry
+    /// run (no node can have a victim): the outcomes are those of a run that does the dry run
+    /// (`--explain` always does), whatever the order.
+    #[test]
+    fn failed_pods_without_victims_skip_the_dry_run_with_the_same_outcomes() {
+        let policy = crate::policy::parse_policy(
+            "p.yaml",
+            "kind: Policy\napiVersion: v1\npriorities:\n- name: BestFitPriority\n  weight: 1\n",
+        )
+        .unwrap()
+        .resolved;
+        let profile = crate::profile::Profile::from_resolved(policy, "p.yaml").unwrap();
+        for seed in 0..6u64 {
+            let run = |explain: bool| {
+                let cfg = SimulationConfig {
+                    scheduler_name: "mini-scheduler".into(),
+                    seed,
+                    percentage_of_nodes_to_score: 100,
+                    explain,
+                };
+                let opts = ReplayOptions {
+                    shuffle_seed: Some(seed),
+                    inflate: Some(3.0),
+                    tie_break: TieBreak::NodeName,
+                    timeline: true,
+                };
+                Simulation::with_replay(cluster(), &profile, &cfg, opts)
+                    .unwrap()
+                    .map(|o| (o.name, o.status, o.node, o.nominated_node_name))
+                    .collect::<Vec<_>>()
+            };
+            let (fast, dry_run) = (run(false), run(true));
+            assert!(fast.iter().any(|o| o.1 == PodStatus::Unschedulable));
+            assert_eq!(fast, dry_run, "seed {seed}");
+        }
+    }
+
     /// The timeline of a replay in name order (BestFit, ties by node name): each row adds the
     /// pod's request to arrived, its placement to allocated, and the cluster fragment follows
     /// the typical pods (the four shapes, 25 % each).

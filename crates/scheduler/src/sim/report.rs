@@ -73,6 +73,10 @@ pub struct PodOutcome {
 pub struct PreemptionJson {
     /// The nodes where evicting lower-priority pods makes the pod fit, in dry-run order.
     pub candidates: Vec<PreemptionCandidateJson>,
+    /// What the extenders with a `preemptVerb` left of them (nodes, victims), when any was
+    /// called successfully.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_extenders: Option<Vec<PreemptionCandidateJson>>,
     /// The node chosen (`pickOneNodeForPreemption`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nominated_node: Option<String>,
