@@ -57,8 +57,10 @@ pub struct RunArgs {
     /// podMaxBackoffSeconds, extenders, leaderElection and clientConnection. As in
     /// kube-scheduler v1.22, the file's settings are used and the flags they replace
     /// (--kubeconfig, --scheduler-name, --leader-elect*, --kube-api-qps/-burst,
-    /// --percentage-of-nodes-to-score, --parallelism) are ignored, with a warning for each one given. Not
-    /// watched for changes.
+    /// --percentage-of-nodes-to-score, --parallelism) are ignored, with a warning for each one given.
+    /// Watched like --policy-config-file: a valid edit applies from the next scheduling cycle
+    /// (leaderElection, clientConnection, parallelism and the set of schedulerNames need a
+    /// restart).
     #[arg(
         long,
         env = "MINI_SCHEDULER_CONFIG",

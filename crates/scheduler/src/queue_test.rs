@@ -115,6 +115,45 @@ fn backoff_doubles_from_1s_to_10s() {
     }
 }
 
+/// A reloaded configuration's backoffs (`set_backoff`): later durations use them, and pods
+/// already in backoffQ are re-timed (a shorter backoff releases them sooner, a longer one
+/// later), in their new expiry order.
+#[test]
+fn set_backoff_retimes_the_pods_backing_off() {
+    let t0 = Instant::now();
+    let mut q = PriorityQueue::default();
+    q.add(pi("once", 0), t0);
+    q.add(pi("twice", 0), t0);
+    // "once" fails once (1 s backoff), "twice" twice (2 s).
+    let once = q.pop().unwrap();
+    let mut twice = q.pop().unwrap();
+    twice.attempts = 2;
+    let cycle = q.scheduling_cycle();
+    q.move_all_to_active_or_backoff(ClusterEvent::NodeAdd, t0, None);
+    q.add_unschedulable_if_not_present(once, cycle, t0).unwrap();
+    q.add_unschedulable_if_not_present(twice, cycle, t0)
+        .unwrap();
+    assert_eq!(q.pending_pods().backoff, 2);
+    assert_eq!(q.next_backoff_expiry(), Some(t0 + secs(1)));
+    // 5 s initial, 8 s max: "once" backs off 5 s, "twice" min(10, 8) = 8 s.
+    q.set_backoff(secs(5), secs(8));
+    assert_eq!(q.config().pod_initial_backoff, secs(5));
+    assert_eq!(q.backoff_duration(3), secs(8));
+    assert_eq!(q.next_backoff_expiry(), Some(t0 + secs(5)));
+    assert_eq!(
+        q.flush_backoff(t0 + secs(4)),
+        0,
+        "the old 1 s and 2 s are gone"
+    );
+    assert_eq!(q.flush_backoff(t0 + secs(5)), 1);
+    assert_eq!(q.next_backoff_expiry(), Some(t0 + secs(8)));
+    assert_eq!(names(&mut q), ["once"]);
+    // Shorter again: "twice" is released at once.
+    q.set_backoff(Duration::from_millis(100), secs(1));
+    assert_eq!(q.flush_backoff(t0 + secs(5)), 1);
+    assert_eq!(names(&mut q), ["twice"]);
+}
+
 /// `TestPriorityQueue_AddUnschedulableIfNotPresent` and
 /// `TestPriorityQueue_MoveAllToActiveOrBackoffQueue`: a failed pod waits in
 /// unschedulableQ until a node is added; the event sends it to backoffQ while it is still
