@@ -88,12 +88,22 @@ pub(super) struct EventHandlers {
     /// The pods seen (pending and assigned) counted by shape: the typical pods of the GPU
     /// fragmentation scorers ([`crate::framework::plugins::gpu_frag::TypicalPodCounter`]).
     pub(super) typical: crate::framework::plugins::gpu_frag::TypicalPodCounter,
+    /// Keep the API objects of nodes and assigned pods in the cache ([`NodeInfo::object`],
+    /// [`PodInfo::object`]): only when an extender that is not `nodeCacheCapable` is
+    /// configured, which v1.22 sends `v1.Node`s (and, for preemption, victim `v1.Pod`s).
+    /// Otherwise the cache holds the compact model alone.
+    keep_objects: bool,
 }
 
 /// An object's `metadata.resourceVersion` as a number (the API double's and etcd's are
 /// integers; an opaque one is `None`).
 fn resource_version<K: Resource>(o: &K) -> Option<u64> {
     o.meta().resource_version.as_deref()?.parse().ok()
+}
+
+/// [`resource_version`] of a cached pod.
+fn info_resource_version(p: &PodInfo) -> Option<u64> {
+    p.resource_version.parse().ok()
 }
 
 impl EventHandlers {
@@ -112,7 +122,20 @@ impl EventHandlers {
             pdbs: std::collections::BTreeMap::new(),
             scheduler_names: Vec::new(),
             typical: Default::default(),
+            keep_objects: false,
         }
+    }
+
+    /// Keep the API objects of nodes and assigned pods (see [`EventHandlers::keep_objects`]'s
+    /// field docs): set when an extender that is not `nodeCacheCapable` is configured.
+    pub(super) fn with_kept_objects(mut self, keep: bool) -> EventHandlers {
+        self.keep_objects = keep;
+        self
+    }
+
+    /// [`EventHandlers::with_kept_objects`] after a policy reload: objects read from now on.
+    pub(super) fn set_kept_objects(&mut self, keep: bool) {
+        self.keep_objects = keep;
     }
 
     /// Only pending pods whose `spec.schedulerName` is one of `names` are queued (for a pending
@@ -159,6 +182,11 @@ impl EventHandlers {
                         let name = n.name_any();
                         match crate::model::NodeInfo::from_node(n) {
                             Ok(ni) => {
+                                let ni = if self.keep_objects {
+                                    ni
+                                } else {
+                                    ni.without_object()
+                                };
                                 let old = self.cache.snapshot().node(&name);
                                 let existed = old.is_some();
                                 // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only
@@ -258,7 +286,12 @@ impl EventHandlers {
         let key = key_of(&p);
         match PodInfo::from_pod(p) {
             Ok(pi) => {
-                let pi = Arc::new(pi);
+                // Bound: the cache keeps the compact model only (see `keep_objects`).
+                let pi = Arc::new(if self.keep_objects {
+                    pi
+                } else {
+                    pi.without_object()
+                });
                 // Bound by someone else (or by us): no longer pending.
                 if let Some(old) = self.pending.remove(&key) {
                     self.queue.delete(&old);
@@ -313,7 +346,7 @@ impl EventHandlers {
             let known = self
                 .assigned
                 .get(&key_of(&p))
-                .map(|a| resource_version(&*a.pod));
+                .map(|a| info_resource_version(a));
             if known.is_none() || known.flatten() < resource_version(&p) {
                 fresh += usize::from(known.is_none());
                 self.apply_assigned(p, now);
@@ -396,7 +429,8 @@ impl EventHandlers {
         {
             return;
         }
-        match PodInfo::from_pod(p.clone()) {
+        let p = Arc::new(p);
+        match PodInfo::from_arc(p.clone()) {
             Ok(pi) => {
                 self.malformed.remove(&key);
                 if self.cache.is_assumed(&key) {
@@ -435,7 +469,7 @@ impl EventHandlers {
                     self.malformed.insert(
                         key,
                         Malformed {
-                            pod: Arc::new(p),
+                            pod: p,
                             message,
                             reported: false,
                         },
@@ -493,15 +527,19 @@ impl EventHandlers {
         }
         self.typical.set(&key, Some(&pod));
         self.pending.insert(key, pod.clone());
-        let mut qp = QueuedPodInfo::new(pod, now);
+        let mut qp = QueuedPodInfo::new(pod.clone(), now);
         qp.attempts = attempt.attempts.max(1);
         // The pod's scheduling latency still counts from its first entry into the queue.
         qp.initial_attempt_timestamp = attempt.initial_attempt_timestamp;
-        if let Err(e) = self
+        match self
             .queue
             .add_unschedulable_if_not_present(qp, attempt.cycle, now)
         {
-            debug!(error = %e, "Pod already queued again");
+            // v1.22 AddUnschedulableIfNotPresent ends with AddNominatedPod(pod, ""): a pod
+            // whose binding failed gets back the nomination its status carries (assume dropped
+            // it), so lower-priority pods stay off its room while it backs off.
+            Ok(_) => self.nominator.add_nominated_pod(pod, ""),
+            Err(e) => debug!(error = %e, "Pod already queued again"),
         }
     }
 }
@@ -661,6 +699,38 @@ mod tests {
         assert_eq!(h.queue.pending_pods().active, 0);
     }
 
+    /// The cache keeps the compact model only: a pending pod carries its object (the
+    /// extenders and the status patch read it), a bound pod and a node do not, unless an
+    /// extender that is not `nodeCacheCapable` makes the handlers keep them; the compact fields
+    /// a Binding, an Event and the read barrier need are there either way.
+    #[test]
+    fn cache_keeps_no_api_objects_unless_an_extender_needs_them() {
+        let now = Instant::now();
+        for keep in [false, true] {
+            let mut h = handlers().with_kept_objects(keep);
+            h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+            h.handle(
+                WatchMsg::PendingPod(WatchEvent::Apply(at(pod("p", None), 3))),
+                now,
+            );
+            assert!(h.pending["default/p"].object.is_some());
+            h.handle(
+                WatchMsg::AssignedPod(WatchEvent::Apply(at(pod("a", Some("n1")), 4))),
+                now,
+            );
+            let snapshot = h.cache.snapshot();
+            let n1 = snapshot.node("n1").unwrap();
+            assert_eq!(n1.object.is_some(), keep);
+            let a = &n1.pods[0];
+            assert_eq!(a.object.is_some(), keep);
+            assert_eq!(
+                (a.uid.as_str(), a.resource_version.as_str()),
+                ("uid-a", "4")
+            );
+            assert_eq!(h.assigned["default/a"].object.is_some(), keep);
+        }
+    }
+
     /// A relist that no longer lists an object deletes it: a node gone while the watch was
     /// down leaves the cache; a pending pod gone leaves the queue.
     #[test]
@@ -714,6 +784,53 @@ mod tests {
             now,
         );
         assert!(h.pending.contains_key("default/bad"));
+    }
+
+    /// A preemptor whose binding fails is queued again with its nomination (v1.22
+    /// `AddUnschedulableIfNotPresent` → `AddNominatedPod(pod, "")`; assume dropped it), so
+    /// lower-priority pods keep off the room it made while it backs off.
+    #[test]
+    fn failed_binding_requeues_with_the_nomination() {
+        use crate::framework::NominatedPods;
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        let mut p = pod("p", None);
+        p.status = Some(core::PodStatus {
+            nominated_node_name: Some("n1".into()),
+            ..Default::default()
+        });
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(p)), now);
+        assert_eq!(h.nominator.nominated_pods_for_node("n1").len(), 1);
+        // The cycle's success, as the controller handles it: assume, drop the nomination.
+        let qp = h.queue.pop().unwrap();
+        let pi = qp.pod.clone();
+        let placed = crate::schedule_one::ScheduleResult {
+            node: "n1".into(),
+            node_index: 0,
+            evaluated_nodes: 1,
+            feasible_nodes: 1,
+            gpu_indexes: Vec::new(),
+            scores: None,
+            diagnosis: None,
+            reservations: Vec::new(),
+        };
+        let assumed = h.cache.assume(pi.clone(), &placed).unwrap();
+        h.nominator.delete_nominated_pod_if_exists(&pi.uid);
+        h.pending.remove("default/p");
+        h.queue.delete(&pi);
+        assert!(h.nominator.nominated_pods_for_node("n1").is_empty());
+        // The binding fails: queued again, nominated again.
+        let attempt = Attempt {
+            cycle: h.queue.scheduling_cycle(),
+            attempts: 1,
+            initial_attempt_timestamp: now,
+        };
+        h.requeue_after_failed_bind("default/p", assumed.pod, attempt, now);
+        assert!(h.pending.contains_key("default/p"));
+        assert_eq!(h.nominator.nominated_node(&pi.uid), Some("n1"));
+        assert_eq!(h.nominator.nominated_pods_for_node("n1").len(), 1);
     }
 
     /// A node added moves unschedulable pods back to the active queue (NodeAdd).
