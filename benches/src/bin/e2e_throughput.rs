@@ -12,6 +12,12 @@
 //! election), pods/s from the first to the last accepted Binding, and the CPU seconds used by
 //! the test double (this process) and by the scheduler (the child process), read from
 //! `/proc/<pid>/stat`, so the double's share of the work is visible.
+//!
+//! With `--replicas N` (issue 12: 3), N scheduler processes run against the same double under
+//! one Lease; each replica's CPU seconds (start, list, sync, watch, and for the leader schedule,
+//! bind and events) divided by the pods bound are reported in µs per bound pod, the leader (the
+//! Lease holder when the last pod is bound) apart from the followers. Targets: leader ≤ 100 µs,
+//! follower ≤ 20 µs.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -40,6 +46,9 @@ struct Args {
     /// `--percentage-of-nodes-to-score` for the scheduler (0 = adaptive, as kube-scheduler).
     #[arg(long, default_value_t = 0)]
     percentage_of_nodes_to_score: i32,
+    /// Scheduler replicas under one Lease (one leads, the others follow).
+    #[arg(long, default_value_t = 1)]
+    replicas: usize,
 }
 
 /// utime + stime of a process, seconds (`/proc/<pid>/stat` fields 14 and 15, 100 Hz ticks).
@@ -84,45 +93,53 @@ async fn main() -> std::process::ExitCode {
     let self_cpu_start = cpu_seconds("self").unwrap_or(0.0);
     let started = Instant::now();
     let started_wall = SystemTime::now();
-    let child = tokio::process::Command::new(&args.binary)
-        .args([
-            "run",
-            "--kubeconfig",
-            &kubeconfig.display().to_string(),
-            "--admin-address",
-            "127.0.0.1:0",
-            "--leader-elect-resource-namespace",
-            "default",
-            "--kube-api-qps",
-            "1000000000",
-            "--kube-api-burst",
-            "1000000000",
-            "--percentage-of-nodes-to-score",
-            &args.percentage_of_nodes_to_score.to_string(),
-        ])
-        .env("RUST_LOG", "warn")
-        .env("POD_NAME", "bench")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: starting {}: {e}", args.binary.display());
-            return std::process::ExitCode::FAILURE;
+    let mut children = Vec::new();
+    for r in 0..args.replicas.max(1) {
+        let child = tokio::process::Command::new(&args.binary)
+            .args([
+                "run",
+                "--kubeconfig",
+                &kubeconfig.display().to_string(),
+                "--admin-address",
+                "127.0.0.1:0",
+                "--leader-elect-resource-namespace",
+                "default",
+                "--kube-api-qps",
+                "1000000000",
+                "--kube-api-burst",
+                "1000000000",
+                "--percentage-of-nodes-to-score",
+                &args.percentage_of_nodes_to_score.to_string(),
+            ])
+            .env("RUST_LOG", "warn")
+            .env("POD_NAME", format!("replica-{r}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn();
+        match child {
+            Ok(c) => children.push(c),
+            Err(e) => {
+                eprintln!("error: starting {}: {e}", args.binary.display());
+                return std::process::ExitCode::FAILURE;
+            }
         }
-    };
-    let pid = child.id().map(|p| p.to_string()).unwrap_or_default();
+    }
+    let pids: Vec<String> = children
+        .iter()
+        .map(|c| c.id().map(|p| p.to_string()).unwrap_or_default())
+        .collect();
     let deadline = Instant::now() + Duration::from_secs(600);
-    let mut child_cpu = 0.0;
+    let mut child_cpu = vec![0.0; pids.len()];
     // Only the records added since the last poll are read, so that polling does not hold the
     // double's lock for a copy of the whole record.
     let mut seen = 0;
     let mut binds: Vec<SystemTime> = Vec::with_capacity(args.pods);
     let (first, last, bound) = loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        child_cpu = cpu_seconds(&pid).unwrap_or(child_cpu);
+        for (cpu, pid) in child_cpu.iter_mut().zip(&pids) {
+            *cpu = cpu_seconds(pid).unwrap_or(*cpu);
+        }
         let new = api.writes_since(seen);
         seen += new.len() as u64;
         binds.extend(
@@ -137,16 +154,26 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let self_cpu = cpu_seconds("self").unwrap_or(0.0) - self_cpu_start;
-    // SIGTERM: the scheduler drains and releases its Lease; kill it if it does not exit.
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status();
-    if tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.start_kill();
-        let _ = child.wait().await;
+    // The Lease holder now: `replica-<r>_<uuid>`.
+    let holder = api
+        .get::<k8s_openapi::api::coordination::v1::Lease>("default", "mini-scheduler")
+        .and_then(|l| l.spec?.holder_identity)
+        .unwrap_or_default();
+    let leader = (0..pids.len()).find(|r| holder.starts_with(&format!("replica-{r}_")));
+    // SIGTERM: each scheduler drains and releases its Lease; kill it if it does not exit.
+    for pid in &pids {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", pid])
+            .status();
+    }
+    for child in &mut children {
+        if tokio::time::timeout(Duration::from_secs(20), child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
     }
     let since = |t: Option<SystemTime>| {
         t.and_then(|t| t.duration_since(started_wall).ok())
@@ -165,10 +192,23 @@ async fn main() -> std::process::ExitCode {
         t_last - t_first,
         bound as f64 / (t_last - t_first).max(1e-9)
     );
+    let scheduler_cpu: f64 = child_cpu.iter().sum();
     println!(
-        "CPU: test double (this process) {self_cpu:.2} s, scheduler (child) {child_cpu:.2} s; the double's share {:.0} %",
-        100.0 * self_cpu / (self_cpu + child_cpu).max(1e-9)
+        "CPU: test double (this process) {self_cpu:.2} s, scheduler (children) {scheduler_cpu:.2} s; the double's share {:.0} %",
+        100.0 * self_cpu / (self_cpu + scheduler_cpu).max(1e-9)
     );
+    let per_pod = |cpu: f64| 1e6 * cpu / (bound.max(1) as f64);
+    for (r, cpu) in child_cpu.iter().enumerate() {
+        let role = match leader {
+            Some(l) if l == r => "leader",
+            Some(_) => "follower",
+            None => "replica (no Lease holder found)",
+        };
+        println!(
+            "replica-{r} ({role}): CPU {cpu:.2} s = {:.1} us per bound pod (targets: leader <= 100, follower <= 20)",
+            per_pod(*cpu)
+        );
+    }
     println!("(driver wall time {total:.2} s)");
     api.shutdown().await;
     if bound < args.pods {

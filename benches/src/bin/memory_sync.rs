@@ -45,6 +45,59 @@ struct Args {
     /// Give up if the caches have not synced after this many seconds.
     #[arg(long, default_value_t = 300)]
     timeout_seconds: u64,
+    /// Instead of starting the scheduler, estimate in this process what one running pod costs
+    /// in memory: the growth of this process's RSS while it holds `nodes × pods-per-node`
+    /// decoded `v1.Pod` objects, then as many `PodInfo`s (the cache's entries), per pod.
+    #[arg(long)]
+    estimate: bool,
+}
+
+/// The `--estimate` mode: RSS growth per pod of the API objects and of the model built from
+/// them, in this process (mimalloc, as the binary); each measured from a fresh start of the
+/// heap's growth, objects dropped in between (freed memory is reused, so later deltas are not
+/// inflated by earlier ones).
+fn estimate(pods: usize) {
+    use scheduler::model::PodInfo;
+    use std::sync::Arc;
+    let rss = || status_mib(std::process::id(), "VmRSS").unwrap_or(0.0);
+    let per_pod = |mib: f64| mib * 1024.0 * 1024.0 / pods.max(1) as f64;
+    let pod = |i: usize| running_pod(i, &format!("node-{:05}", i / 30));
+    println!(
+        "size_of: v1.Pod {} bytes, PodInfo {} bytes (heap parts not included)",
+        std::mem::size_of::<core::Pod>(),
+        std::mem::size_of::<PodInfo>()
+    );
+    let base = rss();
+    let objects: Vec<core::Pod> = (0..pods).map(pod).collect();
+    let grown = rss() - base;
+    println!(
+        "{pods} v1.Pod objects: +{grown:.0} MiB = {:.0} bytes a pod",
+        per_pod(grown)
+    );
+    drop(objects);
+    let base = rss();
+    let full: Vec<Arc<PodInfo>> = (0..pods)
+        .filter_map(|i| PodInfo::from_pod(pod(i)).ok())
+        .map(Arc::new)
+        .collect();
+    let grown = rss() - base;
+    println!(
+        "{} PodInfo with their objects (main before issue 12 item 2): +{grown:.0} MiB = {:.0} bytes a pod",
+        full.len(),
+        per_pod(grown)
+    );
+    let base = rss();
+    let compact: Vec<Arc<PodInfo>> = (0..pods)
+        .filter_map(|i| PodInfo::from_pod(pod(i)).ok())
+        .map(|p| Arc::new(p.without_object()))
+        .collect();
+    let grown = rss() - base;
+    println!(
+        "{} PodInfo without objects (the cache now): +{grown:.0} MiB = {:.0} bytes a pod",
+        compact.len(),
+        per_pod(grown)
+    );
+    drop((full, compact));
 }
 
 /// `field` (`VmRSS`, `VmHWM`) of `/proc/<pid>/status`, in MiB.
@@ -85,6 +138,10 @@ fn running_pod(i: usize, node: &str) -> core::Pod {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if args.estimate {
+        estimate(args.nodes * args.pods_per_node);
+        return std::process::ExitCode::SUCCESS;
+    }
     if !args.binary.exists() {
         eprintln!(
             "error: {} not found; run `cargo build --release -p mini-scheduler` first",

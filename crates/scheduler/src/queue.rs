@@ -305,10 +305,14 @@ fn uid_differs(a: &PodInfo, b: &PodInfo) -> bool {
 }
 
 /// `isPodUpdated` (v1.22): the pods differ other than in `resourceVersion`, `generation`,
-/// `managedFields`, `finalizers` and `status`.
+/// `managedFields`, `finalizers` and `status`. Queued pods are pending and keep their objects
+/// (`PodInfo::object`); if either has none, the pod counts as updated.
 fn is_pod_updated(old: &PodInfo, new: &PodInfo) -> bool {
-    let strip = |p: &PodInfo| {
-        let mut p = (*p.pod).clone();
+    let (Some(old), Some(new)) = (old.object(), new.object()) else {
+        return true;
+    };
+    let strip = |p: &k8s_openapi::api::core::v1::Pod| {
+        let mut p = p.clone();
         p.metadata.resource_version = None;
         p.metadata.generation = None;
         p.metadata.managed_fields = None;

@@ -312,7 +312,7 @@ fn update_of_queued_pods() {
     let old = q.pop().unwrap().pod;
     q.add_unschedulable_if_not_present(q_info(&old, 1), 1, t0)
         .unwrap();
-    let mut status_only = (*old.pod).clone();
+    let mut status_only = old.object().unwrap().clone();
     status_only.status = Some(Default::default());
     status_only.metadata.resource_version = Some("7".into());
     let status_only = Arc::new(PodInfo::from_pod(status_only).unwrap());

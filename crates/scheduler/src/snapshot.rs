@@ -582,13 +582,7 @@ impl Snapshot {
             }
         }
         let mut selector = LabelSelector::from_map(&label_set);
-        let owner = pod
-            .pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true));
+        let owner = pod.controller.as_ref();
         let Some(owner) = owner else {
             return selector;
         };

@@ -85,12 +85,22 @@ pub(super) struct EventHandlers {
     /// `responsibleForPod`). Empty: every pod the pending watch delivers (its field selector
     /// names the one profile).
     scheduler_names: Vec<String>,
+    /// Keep the API objects of nodes and assigned pods in the cache ([`NodeInfo::object`],
+    /// [`PodInfo::object`]): only when an extender that is not `nodeCacheCapable` is
+    /// configured, which v1.22 sends `v1.Node`s (and, for preemption, victim `v1.Pod`s).
+    /// Otherwise the cache holds the compact model alone.
+    keep_objects: bool,
 }
 
 /// An object's `metadata.resourceVersion` as a number (the API double's and etcd's are
 /// integers; an opaque one is `None`).
 fn resource_version<K: Resource>(o: &K) -> Option<u64> {
     o.meta().resource_version.as_deref()?.parse().ok()
+}
+
+/// [`resource_version`] of a cached pod.
+fn info_resource_version(p: &PodInfo) -> Option<u64> {
+    p.resource_version.parse().ok()
 }
 
 impl EventHandlers {
@@ -108,7 +118,20 @@ impl EventHandlers {
             nominator: crate::preemption::Nominator::new(),
             pdbs: std::collections::BTreeMap::new(),
             scheduler_names: Vec::new(),
+            keep_objects: false,
         }
+    }
+
+    /// Keep the API objects of nodes and assigned pods (see [`EventHandlers::keep_objects`]'s
+    /// field docs): set when an extender that is not `nodeCacheCapable` is configured.
+    pub(super) fn with_kept_objects(mut self, keep: bool) -> EventHandlers {
+        self.keep_objects = keep;
+        self
+    }
+
+    /// [`EventHandlers::with_kept_objects`] after a policy reload: objects read from now on.
+    pub(super) fn set_kept_objects(&mut self, keep: bool) {
+        self.keep_objects = keep;
     }
 
     /// Only pending pods whose `spec.schedulerName` is one of `names` are queued (for a pending
@@ -155,6 +178,11 @@ impl EventHandlers {
                         let name = n.name_any();
                         match crate::model::NodeInfo::from_node(n) {
                             Ok(ni) => {
+                                let ni = if self.keep_objects {
+                                    ni
+                                } else {
+                                    ni.without_object()
+                                };
                                 let old = self.cache.snapshot().node(&name);
                                 let existed = old.is_some();
                                 // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only
@@ -254,7 +282,12 @@ impl EventHandlers {
         let key = key_of(&p);
         match PodInfo::from_pod(p) {
             Ok(pi) => {
-                let pi = Arc::new(pi);
+                // Bound: the cache keeps the compact model only (see `keep_objects`).
+                let pi = Arc::new(if self.keep_objects {
+                    pi
+                } else {
+                    pi.without_object()
+                });
                 // Bound by someone else (or by us): no longer pending.
                 if let Some(old) = self.pending.remove(&key) {
                     self.queue.delete(&old);
@@ -308,7 +341,7 @@ impl EventHandlers {
             let known = self
                 .assigned
                 .get(&key_of(&p))
-                .map(|a| resource_version(&*a.pod));
+                .map(|a| info_resource_version(a));
             if known.is_none() || known.flatten() < resource_version(&p) {
                 fresh += usize::from(known.is_none());
                 self.apply_assigned(p, now);
@@ -389,7 +422,8 @@ impl EventHandlers {
         {
             return;
         }
-        match PodInfo::from_pod(p.clone()) {
+        let p = Arc::new(p);
+        match PodInfo::from_arc(p.clone()) {
             Ok(pi) => {
                 self.malformed.remove(&key);
                 if self.cache.is_assumed(&key) {
@@ -426,7 +460,7 @@ impl EventHandlers {
                     self.malformed.insert(
                         key,
                         Malformed {
-                            pod: Arc::new(p),
+                            pod: p,
                             message,
                             reported: false,
                         },
@@ -653,6 +687,38 @@ mod tests {
         );
         assert!(!h.pending.contains_key("default/p"));
         assert_eq!(h.queue.pending_pods().active, 0);
+    }
+
+    /// The cache keeps the compact model only: a pending pod carries its object (the
+    /// extenders and the status patch read it), a bound pod and a node do not, unless an
+    /// extender that is not `nodeCacheCapable` makes the handlers keep them; the compact fields
+    /// a Binding, an Event and the read barrier need are there either way.
+    #[test]
+    fn cache_keeps_no_api_objects_unless_an_extender_needs_them() {
+        let now = Instant::now();
+        for keep in [false, true] {
+            let mut h = handlers().with_kept_objects(keep);
+            h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+            h.handle(
+                WatchMsg::PendingPod(WatchEvent::Apply(at(pod("p", None), 3))),
+                now,
+            );
+            assert!(h.pending["default/p"].object.is_some());
+            h.handle(
+                WatchMsg::AssignedPod(WatchEvent::Apply(at(pod("a", Some("n1")), 4))),
+                now,
+            );
+            let snapshot = h.cache.snapshot();
+            let n1 = snapshot.node("n1").unwrap();
+            assert_eq!(n1.object.is_some(), keep);
+            let a = &n1.pods[0];
+            assert_eq!(a.object.is_some(), keep);
+            assert_eq!(
+                (a.uid.as_str(), a.resource_version.as_str()),
+                ("uid-a", "4")
+            );
+            assert_eq!(h.assigned["default/a"].object.is_some(), keep);
+        }
     }
 
     /// A relist that no longer lists an object deletes it: a node gone while the watch was

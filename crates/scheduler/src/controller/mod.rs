@@ -228,6 +228,7 @@ pub async fn run(
     algo.set_parallelism(cfg.parallelism);
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);
+    let keep_objects = keeps_objects(&cfg);
     let mut s = Scheduler {
         algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
@@ -238,6 +239,7 @@ pub async fn run(
         }),
         cfg,
         h: EventHandlers::new(Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)), queue)
+            .with_kept_objects(keep_objects)
             .with_scheduler_names(if scheduler_names.len() > 1 {
                 scheduler_names
             } else {
@@ -406,6 +408,18 @@ async fn policy_changed(rx: &mut Option<reload::PolicyUpdates>) -> bool {
 
 /// The profile that schedules `pod` (by its `spec.schedulerName`; the first profile for any
 /// other name, which the watches do not deliver) and its `percentageOfNodesToScore`.
+/// Whether the cache keeps the API objects of nodes and bound pods: only when a profile has an
+/// extender that is not `nodeCacheCapable` (v1.22 sends it `v1.Node`s). Decided at start and
+/// on each policy reload; a reload that adds such an extender has the objects of nodes as
+/// they are next added or updated (until then its calls name the nodes whose object is not
+/// held, and the extender's `ignorable` decides).
+fn keeps_objects(cfg: &RunConfig) -> bool {
+    std::iter::once(&cfg.profile)
+        .chain(cfg.other_profiles.iter().map(|p| &p.profile))
+        .flat_map(|p| p.extenders.iter())
+        .any(|e| !e.node_cache_capable())
+}
+
 fn profile_of<'a>(cfg: &'a RunConfig, pod: &PodInfo) -> (&'a Profile, i32) {
     match cfg
         .other_profiles
@@ -469,6 +483,7 @@ impl Scheduler {
             }
         }
         self.algo.set_extenders(self.cfg.profile.extenders.clone());
+        self.h.set_kept_objects(keeps_objects(&self.cfg));
         let moved =
             self.h
                 .queue
@@ -725,7 +740,7 @@ impl Scheduler {
                 };
                 self.requeue(qp);
                 self.report.failure_nominated(
-                    pod.pod.clone(),
+                    report::object_of(&pod),
                     message,
                     REASON_UNSCHEDULABLE,
                     nominated,
@@ -779,7 +794,7 @@ impl Scheduler {
         };
         if pf.clear_own_nomination {
             self.report
-                .clear_nominated_node_names(vec![pod.pod.clone()]);
+                .clear_nominated_node_names(vec![report::object_of(&pod)]);
         }
         let Some(node) = pf.nominated_node else {
             debug!(pod = %pod.key(), status = %pf.status.message(), "Preemption did not help");
@@ -793,15 +808,15 @@ impl Scheduler {
             "Preempting"
         );
         self.report.delete_victims(
-            pod.pod.clone(),
+            report::object_of(&pod),
             node.clone(),
-            pf.victims.iter().map(|v| v.pod.clone()).collect(),
+            pf.victims.iter().map(|v| report::object_of(v)).collect(),
             self.metrics.preemption_victims.clone(),
         );
         self.report.clear_nominated_node_names(
             pf.lower_priority_nominated
                 .iter()
-                .map(|p| p.pod.clone())
+                .map(|p| report::object_of(p))
                 .collect(),
         );
         // recordSchedulingFailure: AddNominatedPod(pod, nominatedNode) before the patch lands.
@@ -817,7 +832,7 @@ impl Scheduler {
             .schedule_attempts
             .with_label_values(&["error", PROFILE_NAME])
             .inc();
-        let pod = qp.pod.pod.clone();
+        let pod = report::object_of(&qp.pod);
         self.requeue(qp);
         self.report.failure(pod, message, REASON_SCHEDULER_ERROR);
     }
@@ -955,7 +970,7 @@ impl Scheduler {
                 // v1.22 scheduleOne: recordSchedulingFailure(..., fmt.Errorf("binding rejected:
                 // %w", err), SchedulerError, "") after a failed bind, extender or API.
                 self.report.failure(
-                    pod.pod.clone(),
+                    report::object_of(&pod),
                     format!("binding rejected: {msg}"),
                     REASON_SCHEDULER_ERROR,
                 );
@@ -966,7 +981,7 @@ impl Scheduler {
                 // v1.22 scheduleOne: recordSchedulingFailure(..., preBindStatus.AsError(),
                 // SchedulerError, "").
                 self.report
-                    .failure(pod.pod.clone(), msg, REASON_SCHEDULER_ERROR);
+                    .failure(report::object_of(&pod), msg, REASON_SCHEDULER_ERROR);
                 self.h.requeue_after_failed_bind(&key, pod, attempt, now());
             }
         }

@@ -215,6 +215,36 @@ impl Reporter {
     }
 }
 
+/// The `v1.Pod` the reports about `pod` are written from: its object while it is pending
+/// ([`PodInfo::object`]: the preemptor, a pod that failed, nominated pods); for a pod the cache
+/// holds as bound (a preemption victim), an object carrying only what a DELETE, an Event's
+/// `regarding` and a status patch name: namespace, name, uid, resourceVersion, schedulerName
+/// and nominatedNodeName.
+pub(super) fn object_of(pod: &PodInfo) -> Arc<core::Pod> {
+    if let Some(o) = &pod.object {
+        return o.clone();
+    }
+    let some = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
+    Arc::new(core::Pod {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            namespace: Some(pod.namespace.clone()),
+            name: Some(pod.name.clone()),
+            uid: some(&pod.uid),
+            resource_version: some(&pod.resource_version),
+            ..Default::default()
+        },
+        spec: Some(core::PodSpec {
+            scheduler_name: some(&pod.scheduler_name),
+            node_name: some(&pod.node_name),
+            ..Default::default()
+        }),
+        status: Some(core::PodStatus {
+            nominated_node_name: some(&pod.nominated_node_name),
+            ..Default::default()
+        }),
+    })
+}
+
 /// The `Scheduled` event after a successful binding (v1.22 `scheduleOne`'s
 /// `fwk.EventRecorder().Eventf(..., "Scheduled", "Binding", "Successfully assigned %v/%v to
 /// %v", ...)`), written through the event client with a token from the event client's own
@@ -227,9 +257,10 @@ pub(super) async fn record_scheduled(
     node: &str,
 ) {
     let note = format!("Successfully assigned {} to {}", pod.key(), node);
+    let object = object_of(pod);
     recorder
-        .for_pod(&pod.pod)
-        .publish(&pod.pod, "Normal", "Scheduled", "Binding", note, || {
+        .for_pod(&object)
+        .publish(&object, "Normal", "Scheduled", "Binding", note, || {
             admit(event_limiter, guard)
         })
         .await;

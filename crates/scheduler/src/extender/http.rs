@@ -227,7 +227,7 @@ impl HttpExtender {
     }
 
     fn args(&self, pod: &PodInfo, nodes: &[&NodeInfo]) -> Result<Vec<u8>, ExtenderError> {
-        wire::encode_args(&pod.pod, nodes, self.node_cache_capable)
+        wire::encode_args(pod, nodes, self.node_cache_capable)
             .map_err(|e| ExtenderError::new(e.to_string()))
     }
 }
@@ -334,7 +334,8 @@ impl Extender for HttpExtender {
         if self.managed_resources.is_empty() {
             return true;
         }
-        let Some(spec) = pod.pod.spec.as_ref() else {
+        // The pod being scheduled is pending: its object is kept (`PodInfo::object`).
+        let Some(spec) = pod.object().and_then(|p| p.spec.as_ref()) else {
             return false;
         };
         has_managed_resources(&spec.containers, &self.managed_resources)
@@ -371,7 +372,7 @@ impl Extender for HttpExtender {
                 self.extender_url
             )));
         }
-        let body = wire::encode_preemption_args(&pod.pod, victims, self.node_cache_capable)
+        let body = wire::encode_preemption_args(pod, victims, self.node_cache_capable)
             .map_err(|e| ExtenderError::new(e.to_string()))?;
         let answer = self.send(&self.preempt_verb, body)?;
         let result = wire::decode_preemption_result(&answer)
@@ -419,6 +420,10 @@ impl Extender for HttpExtender {
 
     fn is_filter(&self) -> bool {
         !self.filter_verb.is_empty()
+    }
+
+    fn node_cache_capable(&self) -> bool {
+        self.node_cache_capable
     }
 
     fn is_prioritizer(&self) -> bool {
@@ -488,7 +493,7 @@ mod tests {
         }
         // Limits count too (hasManagedResources reads Requests and Limits).
         let mut p = pod("p").container(&[]).info();
-        let mut raw = (*p.pod).clone();
+        let mut raw = p.object().unwrap().clone();
         raw.spec.as_mut().unwrap().containers[0].resources = Some(core::ResourceRequirements {
             limits: Some(
                 [(
@@ -500,7 +505,7 @@ mod tests {
             ),
             ..Default::default()
         });
-        p.pod = std::sync::Arc::new(raw);
+        p.object = Some(std::sync::Arc::new(raw));
         assert!(mem.is_interested(&p));
     }
 

@@ -201,6 +201,13 @@ pub trait Extender: Send + Sync {
         false
     }
 
+    /// `nodeCacheCapable`: the extender caches nodes and is sent their names only. One that is
+    /// not is sent the snapshot's `v1.Node` objects, which cluster mode then keeps
+    /// (`NodeInfo::object`).
+    fn node_cache_capable(&self) -> bool {
+        true
+    }
+
     /// `ProcessPreemption`: the preemption candidates the extender keeps for `pod`, given the
     /// candidates `victims` (node name → its victims) found on `snapshot`, the snapshot of the
     /// scheduling cycle. The extender may drop nodes, replace a node's victims with any pods on

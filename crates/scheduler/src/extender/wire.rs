@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{ExtenderBindingArgs, FailedNodesMap, HostPriority, Victims};
-use crate::model::NodeInfo;
+use crate::model::{NodeInfo, PodInfo};
 
 #[derive(Serialize)]
 struct EmptyListMeta {}
@@ -36,13 +36,33 @@ struct ExtenderArgsRef<'a> {
     node_names: Option<Vec<&'a str>>,
 }
 
+/// The `v1.Pod` of `pod` ([`PodInfo::object`]: kept while it is pending, and for bound pods
+/// when an extender that is not `nodeCacheCapable` is configured), or an error naming the pod.
+fn object_of(pod: &PodInfo) -> Result<&core::Pod, serde_json::Error> {
+    use serde::ser::Error as _;
+    pod.object().ok_or_else(|| {
+        serde_json::Error::custom(format!(
+            "pod {}: its v1.Pod object is not kept (an extender that is not nodeCacheCapable \
+             must be configured)",
+            pod.key()
+        ))
+    })
+}
+
 /// The body of a filter or prioritize call: the nodes' names when the extender caches nodes
 /// (`nodeCacheCapable`), else the full Node objects.
+///
+/// # Errors
+/// When the pod's object ([`PodInfo::object`]: kept while it is pending) or, for an extender
+/// that is not `nodeCacheCapable`, a node's object ([`NodeInfo::object`]: kept when such an
+/// extender is configured) is not held, naming it; or when serializing fails.
 pub(crate) fn encode_args(
-    pod: &core::Pod,
+    pod: &PodInfo,
     nodes: &[&NodeInfo],
     node_cache_capable: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
+    use serde::ser::Error as _;
+    let pod = object_of(pod)?;
     let args = if node_cache_capable {
         ExtenderArgsRef {
             pod,
@@ -54,7 +74,19 @@ pub(crate) fn encode_args(
             pod,
             nodes: Some(NodeListRef {
                 metadata: EmptyListMeta {},
-                items: nodes.iter().map(|n| n.node.as_ref()).collect(),
+                items: nodes
+                    .iter()
+                    .map(|n| {
+                        n.object.as_deref().ok_or_else(|| {
+                            serde_json::Error::custom(format!(
+                                "node {}: its v1.Node object is not kept (an extender that is \
+                                 not nodeCacheCapable must be configured when the scheduler \
+                                 starts)",
+                                n.name
+                            ))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?,
             }),
             node_names: None,
         }
@@ -125,11 +157,15 @@ struct PreemptionArgsRef<'a> {
 /// The body of a preempt call (v1.22 `ProcessPreemption`): the victims as full Pod objects, or,
 /// when the extender caches nodes (`nodeCacheCapable`), as pod UIDs
 /// (`convertToNodeNameToMetaVictims`, which in v1.22 leaves `NumPDBViolations` 0).
+///
+/// # Errors
+/// As [`encode_args`]: the preemptor's or, in full, a victim's object not held; serializing.
 pub(crate) fn encode_preemption_args(
-    pod: &core::Pod,
+    pod: &PodInfo,
     victims: &BTreeMap<String, Victims>,
     node_cache_capable: bool,
 ) -> Result<Vec<u8>, serde_json::Error> {
+    let pod = object_of(pod)?;
     let args = if node_cache_capable {
         PreemptionArgsRef {
             pod,
@@ -157,16 +193,20 @@ pub(crate) fn encode_preemption_args(
                 victims
                     .iter()
                     .map(|(node, v)| {
-                        let pods = v.pods.iter().map(|p| p.pod.as_ref()).collect();
-                        (
+                        let pods = v
+                            .pods
+                            .iter()
+                            .map(|p| object_of(p))
+                            .collect::<Result<_, _>>()?;
+                        Ok((
                             node.as_str(),
                             VictimsRef {
                                 pods,
                                 num_pdb_violations: v.num_pdb_violations,
                             },
-                        )
+                        ))
                     })
-                    .collect(),
+                    .collect::<Result<_, serde_json::Error>>()?,
             ),
             node_name_to_meta_victims: None,
         }
@@ -498,7 +538,7 @@ mod tests {
         let n2 = node("n2").info();
         let p = pod("p").container(&[("cpu", "100m")]).info();
         let full: Value =
-            serde_json::from_slice(&encode_args(&p.pod, &[&n1, &n2], false).unwrap()).unwrap();
+            serde_json::from_slice(&encode_args(&p, &[&n1, &n2], false).unwrap()).unwrap();
         assert_eq!(full["Pod"]["metadata"]["name"], "p");
         assert_eq!(full["NodeNames"], Value::Null);
         assert_eq!(full["Nodes"]["metadata"], serde_json::json!({}));
@@ -507,7 +547,7 @@ mod tests {
         assert_eq!(items[0]["metadata"]["name"], "n1");
         assert_eq!(items[0]["status"]["allocatable"]["cpu"], "1");
         let names: Value =
-            serde_json::from_slice(&encode_args(&p.pod, &[&n1, &n2], true).unwrap()).unwrap();
+            serde_json::from_slice(&encode_args(&p, &[&n1, &n2], true).unwrap()).unwrap();
         assert_eq!(names["Nodes"], Value::Null);
         assert_eq!(names["NodeNames"], serde_json::json!(["n1", "n2"]));
         let b: Value = serde_json::from_slice(
@@ -597,8 +637,7 @@ mod tests {
             },
         );
         let full: Value =
-            serde_json::from_slice(&encode_preemption_args(&p.pod, &victims, false).unwrap())
-                .unwrap();
+            serde_json::from_slice(&encode_preemption_args(&p, &victims, false).unwrap()).unwrap();
         assert_eq!(full["Pod"]["metadata"]["name"], "p");
         assert_eq!(full["NodeNameToMetaVictims"], Value::Null);
         assert_eq!(full["NodeNameToVictims"]["n1"]["NumPDBViolations"], 1);
@@ -607,8 +646,7 @@ mod tests {
             "v1"
         );
         let meta: Value =
-            serde_json::from_slice(&encode_preemption_args(&p.pod, &victims, true).unwrap())
-                .unwrap();
+            serde_json::from_slice(&encode_preemption_args(&p, &victims, true).unwrap()).unwrap();
         assert_eq!(meta["NodeNameToVictims"], Value::Null);
         assert_eq!(
             meta["NodeNameToMetaVictims"],

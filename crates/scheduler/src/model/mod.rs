@@ -36,7 +36,7 @@ pub use gpu::{
 pub use node_info::{
     ANNOTATION_PREFER_AVOID_PODS, NodeError, NodeInfo, parse_prefer_avoid_pods, zone_key,
 };
-pub use pod_info::{HostPort, PodError, PodFieldError, PodInfo};
+pub use pod_info::{ControllerRef, HostPort, PodError, PodFieldError, PodInfo};
 pub use resource::{
     DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resource, is_extended_resource_name,
     is_scalar_resource_name,

@@ -113,8 +113,11 @@ pub struct NodeInfo {
     /// Controllers whose pods the node prefers to avoid, as `(kind, uid)`, from the annotation
     /// [`ANNOTATION_PREFER_AVOID_PODS`] (`NodePreferAvoidPods`); empty when absent or unparsable.
     pub prefer_avoid_pods: Vec<(String, String)>,
-    /// The node object as read.
-    pub node: Arc<core::Node>,
+    /// The decoded `v1.Node`, kept only where something sends it on: cluster mode keeps it
+    /// when an extender that is not `nodeCacheCapable` is configured (v1.22 sends such an
+    /// extender the snapshot's `v1.Node`s, `ExtenderArgs.Nodes`), `simulate` keeps it always;
+    /// otherwise `None` ([`NodeInfo::without_object`]): every field scheduling reads is above.
+    pub object: Option<Arc<core::Node>>,
 }
 
 /// Node annotation listing the controllers whose pods should avoid the node
@@ -178,26 +181,27 @@ pub fn parse_prefer_avoid_pods(annotation: &str) -> Option<Vec<(String, String)>
 }
 
 impl NodeInfo {
-    /// Build an empty NodeInfo from a `v1.Node`.
+    /// Build an empty NodeInfo from a `v1.Node`, keeping the object ([`NodeInfo::object`]).
     ///
     /// # Errors
     /// [`NodeError`] naming the field when an allocatable or capacity quantity is malformed.
     pub fn from_node(node: core::Node) -> Result<NodeInfo, NodeError> {
-        let node = Arc::new(node);
         let name = node.metadata.name.clone().unwrap_or_default();
         let err = |(field, source): (String, QuantityError)| NodeError {
             node: name.clone(),
             field,
             source,
         };
-        let status = node.status.clone().unwrap_or_default();
+        let no_status = core::NodeStatus::default();
+        let status = node.status.as_ref().unwrap_or(&no_status);
         // v1.22 `NodeInfo.SetNode` reads `status.allocatable` only; capacity is not a fallback.
         let mut allocatable = Resource::default();
         let alloc = parse_list(status.allocatable.as_ref(), "status.allocatable").map_err(err)?;
         for (n, milli, value) in &alloc {
             allocatable.add_named(n, *milli, *value);
         }
-        let spec = node.spec.clone().unwrap_or_default();
+        let no_spec = core::NodeSpec::default();
+        let spec = node.spec.as_ref().unwrap_or(&no_spec);
         let taints: Vec<Taint> = spec
             .taints
             .iter()
@@ -210,7 +214,7 @@ impl NodeInfo {
             .collect();
         let labels = node.metadata.labels.clone().unwrap_or_default();
         let devices = usize::try_from(allocatable.scalar(RESOURCE_GPU).clamp(0, 1024)).unwrap_or(0);
-        Ok(NodeInfo {
+        let info = NodeInfo {
             has_filter_taints: taints.iter().any(|t| {
                 matches!(
                     t.effect,
@@ -229,7 +233,7 @@ impl NodeInfo {
             gpu_used: vec![0; devices],
             gpu_assignments: BTreeMap::new(),
             zone: zone_key(&labels),
-            images: node_images(&status),
+            images: node_images(status),
             prefer_avoid_pods: node
                 .metadata
                 .annotations
@@ -240,8 +244,19 @@ impl NodeInfo {
                 .unwrap_or_default(),
             labels,
             name,
-            node,
+            object: None,
+        };
+        Ok(NodeInfo {
+            object: Some(Arc::new(node)),
+            ..info
         })
+    }
+
+    /// This node without its API object ([`NodeInfo::object`]).
+    #[must_use]
+    pub fn without_object(mut self) -> NodeInfo {
+        self.object = None;
+        self
     }
 
     /// Account a pod on this node (`NodeInfo.AddPod`): requests, scoring requests, ports and GPU

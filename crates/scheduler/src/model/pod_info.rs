@@ -1,6 +1,16 @@
 //! [`PodInfo`]: a pod with its requests, ports, affinity, tolerations and volumes computed
 //! once (`framework.PodInfo` plus the PreFilter states of the resource, port and affinity
 //! plugins, v1.22 `pkg/scheduler/framework/types.go` `calculateResource`).
+//!
+//! A `PodInfo` is compact: the cache holds one for every pod on every node (150,000 in
+//! kube-scheduler's supported envelope), so it keeps what scheduling reads and what a Binding,
+//! an Event, a status patch and a victim's DELETE name (namespace, name, uid, resourceVersion),
+//! not the API object. The decoded `v1.Pod` rides along only while the pod is pending
+//! ([`PodInfo::object`]): the extenders are sent it (`ExtenderArgs.Pod`), the score-only inputs
+//! of the pod being scheduled (container images, preferred node affinity) and the queue's
+//! `isPodUpdated` read it, and a `FailedScheduling` status patch compares its conditions.
+//! Cluster mode's cache drops it once the pod is bound ([`PodInfo::without_object`]);
+//! `simulate`, which holds a file's worth of pods, keeps it.
 
 use std::sync::Arc;
 
@@ -65,6 +75,20 @@ impl HostPort {
     }
 }
 
+/// The controlling owner of a pod (`metav1.GetControllerOf`: the owner reference with
+/// `controller: true`), as SelectorSpread's default selector and NodePreferAvoidPods read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerRef {
+    /// `apiVersion`, e.g. `apps/v1`.
+    pub api_version: String,
+    /// `kind`, e.g. `ReplicaSet`.
+    pub kind: String,
+    /// The owner's name (same namespace as the pod).
+    pub name: String,
+    /// The owner's UID.
+    pub uid: String,
+}
+
 /// A pod with everything the plugins need computed once (`framework.PodInfo` plus the
 /// PreFilter states of the resource, port and affinity plugins).
 #[derive(Debug, Clone)]
@@ -123,8 +147,23 @@ pub struct PodInfo {
     pub topology_spread_constraints: Vec<SpreadConstraint>,
     /// True when `metadata.deletionTimestamp` is set.
     pub terminating: bool,
-    /// The pod object as read.
-    pub pod: Arc<core::Pod>,
+    /// `metadata.resourceVersion` (empty when unset, e.g. pods read from files): the version a
+    /// Binding, an Event's `regarding` and the read barrier compare.
+    pub resource_version: String,
+    /// `status.startTime` (preemption's `MoreImportantPod` orders victims by it; `None` stands
+    /// for *now*, as `util.GetPodStartTime`).
+    pub start_time: Option<Timestamp>,
+    /// `status.nominatedNodeName` (empty when unset).
+    pub nominated_node_name: String,
+    /// `spec.preemptionPolicy` is `Never` (the pod does not preempt).
+    pub preempt_never: bool,
+    /// The controlling owner reference, if any.
+    pub controller: Option<ControllerRef>,
+    /// The decoded API object, kept while the pod is pending (see the module docs); `None`
+    /// once the cache holds the pod as bound, unless cluster mode keeps the objects for an
+    /// extender that is not `nodeCacheCapable` (v1.22 sends it the victims of preemption as
+    /// full `v1.Pod`s).
+    pub object: Option<Arc<core::Pod>>,
 }
 
 impl PodInfo {
@@ -133,13 +172,32 @@ impl PodInfo {
         format!("{}/{}", self.namespace, self.name)
     }
 
-    /// Build from a `v1.Pod`.
+    /// The decoded `v1.Pod`, while it is kept ([`PodInfo::object`]).
+    pub fn object(&self) -> Option<&core::Pod> {
+        self.object.as_deref()
+    }
+
+    /// This pod without its API object: what the cache keeps of a bound pod.
+    #[must_use]
+    pub fn without_object(mut self) -> PodInfo {
+        self.object = None;
+        self
+    }
+
+    /// Build from a `v1.Pod`, keeping the object ([`PodInfo::object`]).
     ///
     /// # Errors
     /// [`PodError`] naming the field when a resource quantity is malformed or negative, or a
     /// pod affinity or topology spread label selector does not parse.
     pub fn from_pod(pod: core::Pod) -> Result<PodInfo, PodError> {
-        let pod = Arc::new(pod);
+        PodInfo::from_arc(Arc::new(pod))
+    }
+
+    /// [`PodInfo::from_pod`] of a shared `v1.Pod` (kept as [`PodInfo::object`] without a copy).
+    ///
+    /// # Errors
+    /// As [`PodInfo::from_pod`].
+    pub fn from_arc(pod: Arc<core::Pod>) -> Result<PodInfo, PodError> {
         let meta = &pod.metadata;
         let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
         let name = meta.name.clone().unwrap_or_default();
@@ -149,7 +207,8 @@ impl PodInfo {
             field,
             source: source.into(),
         };
-        let spec = pod.spec.clone().unwrap_or_default();
+        let no_spec = core::PodSpec::default();
+        let spec = pod.spec.as_ref().unwrap_or(&no_spec);
 
         let mut requests = Resource::default();
         let mut non0_cpu = 0i64;
@@ -319,7 +378,19 @@ impl PodInfo {
                     .collect::<Vec<_>>()
             });
 
-        Ok(PodInfo {
+        let status = pod.status.as_ref();
+        let controller = meta
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| ControllerRef {
+                api_version: o.api_version.clone(),
+                kind: o.kind.clone(),
+                name: o.name.clone(),
+                uid: o.uid.clone(),
+            });
+        let info = PodInfo {
             namespace,
             name,
             uid: meta.uid.clone().unwrap_or_default(),
@@ -352,7 +423,91 @@ impl PodInfo {
             pod_affinity,
             topology_spread_constraints,
             terminating: meta.deletion_timestamp.is_some(),
-            pod: pod.clone(),
+            resource_version: meta.resource_version.clone().unwrap_or_default(),
+            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
+            nominated_node_name: status
+                .and_then(|s| s.nominated_node_name.clone())
+                .unwrap_or_default(),
+            preempt_never: spec.preemption_policy.as_deref() == Some("Never"),
+            controller,
+            object: None,
+        };
+        Ok(PodInfo {
+            object: Some(pod),
+            ..info
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
+
+    use super::*;
+
+    /// The identity and status fields the controller and preemption read are decoded into the
+    /// compact fields, so that a pod without its object ([`PodInfo::without_object`]) loses
+    /// nothing scheduling reads.
+    #[test]
+    fn compact_fields_outlive_the_object() {
+        let start: Timestamp = "2026-01-02T03:04:05Z".parse().unwrap();
+        let owner = |name: &str, controller: Option<bool>| OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+            controller,
+            ..Default::default()
+        };
+        let pod = core::Pod {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some("p".into()),
+                namespace: Some("ns".into()),
+                uid: Some("u1".into()),
+                resource_version: Some("42".into()),
+                owner_references: Some(vec![owner("other", None), owner("rs", Some(true))]),
+                ..Default::default()
+            },
+            spec: Some(core::PodSpec {
+                preemption_policy: Some("Never".into()),
+                ..Default::default()
+            }),
+            status: Some(core::PodStatus {
+                start_time: Some(Time(start)),
+                nominated_node_name: Some("n9".into()),
+                ..Default::default()
+            }),
+        };
+        let info = PodInfo::from_pod(pod).unwrap();
+        assert!(info.object().is_some());
+        let info = info.without_object();
+        assert!(info.object().is_none());
+        assert_eq!(info.key(), "ns/p");
+        assert_eq!(info.uid, "u1");
+        assert_eq!(info.resource_version, "42");
+        assert_eq!(info.start_time, Some(start));
+        assert_eq!(info.nominated_node_name, "n9");
+        assert!(info.preempt_never);
+        assert_eq!(
+            info.controller,
+            Some(ControllerRef {
+                api_version: "apps/v1".into(),
+                kind: "ReplicaSet".into(),
+                name: "rs".into(),
+                uid: "uid-rs".into(),
+            })
+        );
+        let bare = PodInfo::from_pod(core::Pod::default()).unwrap();
+        assert_eq!(
+            (
+                bare.resource_version.as_str(),
+                bare.start_time,
+                bare.preempt_never
+            ),
+            ("", None, false)
+        );
+        assert!(bare.controller.is_none() && bare.nominated_node_name.is_empty());
     }
 }

@@ -97,11 +97,7 @@ pub fn pod_priority(pod: &PodInfo) -> i32 {
 
 /// `status.startTime` of a pod (`util.GetPodStartTime`; `None` stands for *now*).
 fn start_time(pod: &PodInfo) -> Option<k8s_openapi::jiff::Timestamp> {
-    pod.pod
-        .status
-        .as_ref()
-        .and_then(|s| s.start_time.as_ref())
-        .map(|t| t.0)
+    pod.start_time
 }
 
 /// Start times ordered with `None` (now) after every recorded time.
@@ -120,11 +116,7 @@ pub fn more_important_pod(a: &PodInfo, b: &PodInfo) -> std::cmp::Ordering {
 
 /// Whether `spec.preemptionPolicy` is `Never`.
 fn preempt_never(pod: &PodInfo) -> bool {
-    pod.pod
-        .spec
-        .as_ref()
-        .and_then(|s| s.preemption_policy.as_deref())
-        == Some("Never")
+    pod.preempt_never
 }
 
 /// `PodEligibleToPreemptOthers`: a pod with `preemptionPolicy: Never` may not preempt; a pod

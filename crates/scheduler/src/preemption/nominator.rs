@@ -11,11 +11,7 @@ use crate::model::PodInfo;
 
 /// `status.nominatedNodeName` of a pod, or `""`.
 pub fn nominated_node_name(pod: &PodInfo) -> &str {
-    pod.pod
-        .status
-        .as_ref()
-        .and_then(|s| s.nominated_node_name.as_deref())
-        .unwrap_or("")
+    &pod.nominated_node_name
 }
 
 /// Nominated pods by node and the node of each nominated pod by UID.

@@ -269,12 +269,7 @@ impl Search {
             active,
             nominated,
         } = *filters;
-        let nnn = pod
-            .pod
-            .status
-            .as_ref()
-            .and_then(|s| s.nominated_node_name.as_deref())
-            .unwrap_or("");
+        let nnn = pod.nominated_node_name.as_str();
         let Some(ni) = (!nnn.is_empty())
             .then(|| snapshot.node_index(nnn))
             .flatten()

@@ -159,11 +159,14 @@ fn nominated_node_name(pod: &PodInfo) -> Option<String> {
 /// `pod` with `status.nominatedNodeName` set to `node` (or cleared), as the status patch
 /// leaves it.
 fn with_nominated_node_name(mut pod: PodInfo, node: Option<&str>) -> PodInfo {
-    let mut obj = (*pod.pod).clone();
-    obj.status
-        .get_or_insert_with(Default::default)
-        .nominated_node_name = node.map(String::from);
-    pod.pod = Arc::new(obj);
+    if let Some(obj) = pod.object() {
+        let mut obj = obj.clone();
+        obj.status
+            .get_or_insert_with(Default::default)
+            .nominated_node_name = node.map(String::from);
+        pod.object = Some(Arc::new(obj));
+    }
+    pod.nominated_node_name = node.unwrap_or_default().to_string();
     pod
 }
 

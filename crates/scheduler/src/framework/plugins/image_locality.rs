@@ -114,10 +114,10 @@ impl ScorePlugin for ImageLocality {
         snapshot: &Snapshot,
         _feasible: &[u32],
     ) -> Result<ScoreMode, Status> {
+        // The pod being scheduled is pending: its object is kept (`PodInfo::object`).
         let containers = pod
-            .pod
-            .spec
-            .as_ref()
+            .object()
+            .and_then(|p| p.spec.as_ref())
             .map_or(&[][..], |s| s.containers.as_slice());
         let total = snapshot.len();
         let mut images = Vec::new();

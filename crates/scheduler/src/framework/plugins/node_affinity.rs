@@ -72,10 +72,10 @@ struct PreScoreState {
 /// nodeaffinity, v1.22): terms with weight 0 or no requirement are skipped; an unparsable term is
 /// an error naming it.
 fn preferred_terms(pod: &PodInfo) -> Result<Vec<(NodeSelectorTerm, i64)>, Status> {
+    // Score-only: read from the pending pod's object (`PodInfo::object`).
     let terms = pod
-        .pod
-        .spec
-        .as_ref()
+        .object()
+        .and_then(|p| p.spec.as_ref())
         .and_then(|s| s.affinity.as_ref())
         .and_then(|a| a.node_affinity.as_ref())
         .and_then(|na| {

@@ -31,13 +31,7 @@ struct PreScoreState {
 
 /// `metav1.GetControllerOf(pod)` when its kind is `ReplicationController` or `ReplicaSet`.
 fn controller_ref(pod: &PodInfo) -> Option<(String, String)> {
-    let owner = pod
-        .pod
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true))?;
+    let owner = pod.controller.as_ref()?;
     matches!(owner.kind.as_str(), "ReplicationController" | "ReplicaSet")
         .then(|| (owner.kind.clone(), owner.uid.clone()))
 }
