@@ -406,8 +406,6 @@ async fn policy_changed(rx: &mut Option<reload::PolicyUpdates>) -> bool {
     }
 }
 
-/// The profile that schedules `pod` (by its `spec.schedulerName`; the first profile for any
-/// other name, which the watches do not deliver) and its `percentageOfNodesToScore`.
 /// Whether the cache keeps the API objects of nodes and bound pods: only when a profile has an
 /// extender that is not `nodeCacheCapable` (v1.22 sends it `v1.Node`s). Decided at start and
 /// on each policy reload; a reload that adds such an extender has the objects of nodes as
@@ -420,6 +418,8 @@ fn keeps_objects(cfg: &RunConfig) -> bool {
         .any(|e| !e.node_cache_capable())
 }
 
+/// The profile that schedules `pod` (by its `spec.schedulerName`; the first profile for any
+/// other name, which the watches do not deliver) and its `percentageOfNodesToScore`.
 fn profile_of<'a>(cfg: &'a RunConfig, pod: &PodInfo) -> (&'a Profile, i32) {
     match cfg
         .other_profiles
