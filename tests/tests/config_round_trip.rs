@@ -379,11 +379,44 @@ profiles:
     assert_eq!(breakdown_len(first), Some(1), "{first:?}");
 }
 
+/// The GPU policies (`config/policies/gpu`, one per scorer of issue 14): each converts without
+/// a warning, `--config` accepts its GPU score plugins, and the configuration schedules the
+/// first 500 openb pods (placements, GPU devices, messages, every node's scores) as the
+/// Policy does. Before the configuration loader knew the GPU plugins, this failed with
+/// `plugin "GpuBestFit" does not exist`.
+#[test]
+fn gpu_policies_schedule_the_same_through_their_configuration() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("config/policies/gpu"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 6, "{files:?}");
+    for file in files {
+        let name = file.display().to_string();
+        let loaded = load(&file);
+        let conv =
+            convert_policy(&loaded, &name, ConfigVersion::V1beta2, "mini-scheduler").unwrap();
+        assert!(conv.warnings.is_empty(), "{name}: {:?}", conv.warnings);
+        let config = parse_config(&format!("{name}.v1beta2.yaml"), &conv.to_yaml())
+            .unwrap_or_else(|e| panic!("{name}: --config refuses its conversion: {e}"));
+        let via_policy = run(
+            openb_cluster(Some(500)),
+            profile(loaded.resolved.clone(), None),
+            true,
+        );
+        let via_config = run(
+            openb_cluster(Some(500)),
+            profile(config.profiles[0].resolved.clone(), None),
+            true,
+        );
+        assert_eq!(normalize(via_config), normalize(via_policy), "{name} openb");
+    }
+}
+
 /// The Policies the whole-trace round trip covers: the bundled sample (what `run` and
-/// `simulate` use by default). The GPU policies (`config/policies/gpu`) are not in it: `policy
-/// convert` turns them into a configuration without a warning, but `--config` refuses it
-/// (`plugin "GpuBestFit" does not exist`: the loader does not know the GPU score plugins), so
-/// they have no round trip yet. The compatibility corpus (`config/policies/pass`) is covered
+/// `simulate` use by default). The GPU policies are covered on the first 500 pods
+/// ([`gpu_policies_schedule_the_same_through_their_configuration`]). The compatibility corpus (`config/policies/pass`) is covered
 /// above on the demo cluster and the first 500 pods: its policies were written for generic
 /// clusters, and the whole trace with every score costs about a minute per policy in a
 /// release build.

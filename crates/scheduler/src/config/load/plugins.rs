@@ -100,6 +100,17 @@ pub(super) const PLUGINS: &[(&str, &[Point])] = &[
     ("ImageLocality", &[Score]),
     ("SelectorSpread", &[PreScore, Score]),
     ("DefaultBinder", &[Bind]),
+    // This project's GPU-sharing score plugins (issue 14; no upstream counterpart, so no
+    // version removes them). The Policy path registers them as `BestFitPriority`,
+    // `GpuFragmentationPriority`, …; `policy convert` writes these names. The `GpuShare`
+    // filter is not listed: every framework appends it (`Framework::from_policy`).
+    ("GpuBestFit", &[Score]),
+    ("GpuClustering", &[Score]),
+    ("GpuDotProduct", &[Score]),
+    ("GpuPacking", &[Score]),
+    ("GpuFragmentation", &[Score]),
+    ("GpuFragmentationStranding", &[Score]),
+    ("GpuFragmentationFine", &[Score]),
 ];
 
 /// Plugins of later kube-scheduler releases that mini-scheduler does not implement.
