@@ -556,11 +556,10 @@ pub fn restart_required(in_force: &LoadedConfig, file: &LoadedConfig) -> Vec<Str
         opt(&a.accept_content_types),
         opt(&b.accept_content_types),
     );
-    // kube-scheduler's default parallelism is 16.
     cmp(
         "parallelism",
-        in_force.config.parallelism.unwrap_or(16).to_string(),
-        file.config.parallelism.unwrap_or(16).to_string(),
+        in_force.parallelism().to_string(),
+        file.parallelism().to_string(),
     );
     let names = |c: &LoadedConfig| -> Vec<String> {
         c.profiles

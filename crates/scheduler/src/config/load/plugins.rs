@@ -2,6 +2,7 @@
 //! kube-scheduler's merging of a profile's plugin sets.
 
 use super::*;
+use crate::framework::plugins as gpu;
 
 /// Extension points, in `Plugins` order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -104,13 +105,13 @@ pub(super) const PLUGINS: &[(&str, &[Point])] = &[
     // version removes them). The Policy path registers them as `BestFitPriority`,
     // `GpuFragmentationPriority`, …; `policy convert` writes these names. The `GpuShare`
     // filter is not listed: every framework appends it (`Framework::from_policy`).
-    ("GpuBestFit", &[Score]),
-    ("GpuClustering", &[Score]),
-    ("GpuDotProduct", &[Score]),
-    ("GpuPacking", &[Score]),
-    ("GpuFragmentation", &[Score]),
-    ("GpuFragmentationStranding", &[Score]),
-    ("GpuFragmentationFine", &[Score]),
+    (gpu::gpu_best_fit::NAME, &[Score]),
+    (gpu::gpu_clustering::NAME, &[Score]),
+    (gpu::gpu_dot_product::NAME, &[Score]),
+    (gpu::gpu_packing::NAME, &[Score]),
+    (gpu::gpu_fgd::NAME, &[Score]),
+    (gpu::gpu_fgd::NAME_STRANDING, &[Score]),
+    (gpu::gpu_fgd::NAME_FINE, &[Score]),
 ];
 
 /// Plugins of later kube-scheduler releases that mini-scheduler does not implement.
