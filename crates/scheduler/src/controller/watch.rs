@@ -121,7 +121,8 @@ impl Kind {
     }
 }
 
-/// One watch event, by kind.
+/// One watch event, by kind (boxed whole in [`Msg::Watch`], so variants differ in size freely).
+#[allow(clippy::large_enum_variant)]
 pub(super) enum WatchMsg {
     /// [`Kind::Nodes`].
     Node(WatchEvent<core::Node>),
