@@ -252,8 +252,11 @@ impl Search {
                 None => break,
             }
         }
-        let combined_fast = (self.own.len() == active.len())
-            .then(|| self.own.iter().fold(FastCheck::default(), |acc, f| acc.and(*f)));
+        let combined_fast = (self.own.len() == active.len()).then(|| {
+            self.own
+                .iter()
+                .fold(FastCheck::default(), |acc, f| acc.and(*f))
+        });
         let strategy = if fwk.run_all_filters {
             Strategy::RunAll
         } else if let Some(fast) = combined_fast {
@@ -309,7 +312,9 @@ impl Search {
                 from += take;
                 rest -= take;
             }
-            workers.run(&mut self.chunks[..round], |_, c| strategy.filter(&shared, c));
+            workers.run(&mut self.chunks[..round], |_, c| {
+                strategy.filter(&shared, c)
+            });
             for c in &mut self.chunks[..round] {
                 let take = c.take;
                 if !filters.nominated.is_empty() {

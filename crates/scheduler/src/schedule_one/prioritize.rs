@@ -26,6 +26,10 @@ use crate::snapshot::Snapshot;
 /// Fewest feasible nodes a worker scores: below, the parts' start-up costs more than they save.
 const MIN_PART: usize = 512;
 
+/// What the search computed: the cpu/memory scorers with their weights, and their weighted sum
+/// per feasible node.
+pub(super) type Searched<'a> = (&'a [(HotScorer, i64)], &'a [i64]);
+
 /// Scoring buffers kept across cycles, with the last call's totals and timings.
 #[derive(Default)]
 pub(super) struct Scoring {
@@ -83,7 +87,7 @@ impl Scoring {
         snapshot: &Snapshot,
         feasible: &[u32],
         explain: bool,
-        searched: Option<(&[(HotScorer, i64)], &[i64])>,
+        searched: Option<Searched<'_>>,
     ) -> Result<Explained, ScheduleError> {
         let m = feasible.len();
         self.totals.clear();
