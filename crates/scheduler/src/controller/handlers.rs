@@ -106,6 +106,72 @@ fn info_resource_version(p: &PodInfo) -> Option<u64> {
     p.resource_version.parse().ok()
 }
 
+/// A read barrier LIST being applied page by page (see [`EventHandlers::apply_read_barrier`]
+/// for what it does): the pages of one consistent LIST at `list_rv`, each applied as it
+/// arrives, so that the 150,000 pods of a large cluster are never all held at once. A page is
+/// applied only while the assigned watch is still behind the LIST: once the watch has
+/// delivered an event past `list_rv` (say the deletion of a pod a later page still lists), it
+/// is the newer truth and the rest of the LIST is ignored, as a LIST the watch was already
+/// past is ignored whole.
+pub(super) struct ReadBarrier {
+    list_rv: u64,
+    /// Keys listed so far (the pods not listed at the end are gone).
+    listed: HashSet<String>,
+    /// Pods newly seen assigned so far.
+    fresh: usize,
+    /// The watch got to or past the LIST: nothing more is applied.
+    passed: bool,
+}
+
+impl ReadBarrier {
+    /// A barrier for a LIST at `list_rv`.
+    pub(super) fn new(list_rv: u64) -> ReadBarrier {
+        ReadBarrier {
+            list_rv,
+            listed: HashSet::new(),
+            fresh: 0,
+            passed: false,
+        }
+    }
+
+    /// Apply one page of the LIST to `h`.
+    pub(super) fn page(&mut self, h: &mut EventHandlers, pods: Vec<WirePod>, now: Instant) {
+        for p in pods {
+            self.passed |= self.list_rv <= h.assigned_rv;
+            if self.passed {
+                return;
+            }
+            let key = key_of(&p);
+            let known = h.assigned.get(&key).map(|a| info_resource_version(a));
+            if known.is_none() || known.flatten() < resource_version(&p) {
+                self.fresh += usize::from(known.is_none());
+                h.apply_assigned(p, now);
+            }
+            self.listed.insert(key);
+        }
+    }
+
+    /// The LIST's last page was applied: remove the assigned pods it did not list. Returns how
+    /// many pods were newly seen assigned, or `None` when the watch got to or past the LIST
+    /// (then it, not the LIST, removes what is gone).
+    pub(super) fn finish(mut self, h: &mut EventHandlers, now: Instant) -> Option<usize> {
+        self.passed |= self.list_rv <= h.assigned_rv;
+        if self.passed {
+            return None;
+        }
+        let gone: Vec<String> = h
+            .assigned
+            .keys()
+            .filter(|k| !self.listed.contains(*k))
+            .cloned()
+            .collect();
+        for k in gone {
+            h.remove_assigned(&k, now);
+        }
+        Some(self.fresh)
+    }
+}
+
 impl EventHandlers {
     /// Empty, over `cache` and `queue`.
     pub(super) fn new(cache: Cache, queue: PriorityQueue) -> EventHandlers {
@@ -320,37 +386,18 @@ impl EventHandlers {
     /// assigned pods it no longer lists are removed; a pod the watch already shows at the same
     /// or a newer version is left alone. Returns how many pods were newly seen assigned, or
     /// `None` when the watch was already at or past the LIST (nothing to apply).
+    ///
+    /// The whole LIST at once: [`ReadBarrier`] applies it page by page.
+    #[cfg(test)]
     pub(super) fn apply_read_barrier(
         &mut self,
         list_rv: u64,
         pods: Vec<WirePod>,
         now: Instant,
     ) -> Option<usize> {
-        if list_rv <= self.assigned_rv {
-            return None;
-        }
-        let listed: HashSet<String> = pods.iter().map(key_of).collect();
-        let gone: Vec<String> = self
-            .assigned
-            .keys()
-            .filter(|k| !listed.contains(*k))
-            .cloned()
-            .collect();
-        for k in gone {
-            self.remove_assigned(&k, now);
-        }
-        let mut fresh = 0usize;
-        for p in pods {
-            let known = self
-                .assigned
-                .get(&key_of(&p))
-                .map(|a| info_resource_version(a));
-            if known.is_none() || known.flatten() < resource_version(&p) {
-                fresh += usize::from(known.is_none());
-                self.apply_assigned(p, now);
-            }
-        }
-        Some(fresh)
+        let mut rb = ReadBarrier::new(list_rv);
+        rb.page(self, pods, now);
+        rb.finish(self, now)
     }
 
     /// `AssignedPodAdded` / `AssignedPodUpdated` (v1.22 scheduling queue): an assigned pod may
