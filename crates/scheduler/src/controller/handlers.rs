@@ -760,6 +760,41 @@ mod tests {
         assert_eq!(h.queue.pending_pods().active, 0);
     }
 
+    /// A read barrier LIST applied page by page: pages apply while the assigned watch is
+    /// behind the LIST; once the watch delivers an event past it (here the deletion of a pod a
+    /// later page still lists), the rest is ignored and nothing is removed as gone.
+    #[test]
+    fn read_barrier_pages_stop_once_the_watch_passes_the_list() {
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::Apply(w(at(pod("old", Some("n1")), 3)))),
+            now,
+        );
+        let mut rb = ReadBarrier::new(9);
+        rb.page(&mut h, vec![w(at(pod("a", Some("n1")), 5))], now);
+        assert_eq!(h.cache.pod_state("default/a"), Some(PodState::Added));
+        // The watch: b bound at 6, deleted at 10 (past the LIST).
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::Delete(w(at(pod("b", Some("n1")), 10)))),
+            now,
+        );
+        rb.page(&mut h, vec![w(at(pod("b", Some("n1")), 6))], now);
+        assert_eq!(h.cache.pod_state("default/b"), None);
+        assert_eq!(rb.finish(&mut h, now), None);
+        // `old` (not listed) stays: the watch, past the LIST, removes what is gone.
+        assert_eq!(h.cache.pod_state("default/old"), Some(PodState::Added));
+        // A LIST the watch stays behind: every page applies, the unlisted pod is removed.
+        let mut rb = ReadBarrier::new(12);
+        rb.page(&mut h, vec![w(at(pod("a", Some("n1")), 5))], now);
+        rb.page(&mut h, vec![w(at(pod("c", Some("n1")), 11))], now);
+        assert_eq!(rb.finish(&mut h, now), Some(1));
+        assert_eq!(h.cache.pod_state("default/c"), Some(PodState::Added));
+        assert_eq!(h.cache.pod_state("default/old"), None);
+    }
+
     /// The cache keeps the compact model only: a pending pod carries its object (the
     /// extenders and the status patch read it), a bound pod and a node do not, unless an
     /// extender that is not `nodeCacheCapable` makes the handlers keep them; the compact fields
