@@ -288,7 +288,14 @@ impl EventHandlers {
                 }
             }
             WatchMsg::AssignedPod(ev) => {
-                for gone in self.track(Kind::AssignedPods, &ev) {
+                // The assigned pods' keys are `assigned`'s (a pod the cache refused as
+                // malformed is not there, and has nothing to remove).
+                let gone = self
+                    .tracked
+                    .entry(Kind::AssignedPods)
+                    .or_default()
+                    .observe_held(&ev, &self.assigned);
+                for gone in gone {
                     self.remove_assigned(&gone, now);
                 }
                 if let WatchEvent::Apply(p) | WatchEvent::InitApply(p) | WatchEvent::Delete(p) = &ev
@@ -403,16 +410,13 @@ impl EventHandlers {
     /// `AssignedPodAdded` / `AssignedPodUpdated` (v1.22 scheduling queue): an assigned pod may
     /// satisfy the required pod affinity of unschedulable pods; move those whose terms match it.
     fn assigned_pod_event(&mut self, pod: &PodInfo, event: ClusterEvent, now: Instant) {
-        let ns_labels = self
-            .cache
-            .snapshot()
-            .namespace_labels(&pod.namespace)
-            .cloned();
+        // Borrowed, not cloned per event (the cache and the queue are apart).
+        let ns_labels = self.cache.snapshot().namespace_labels(&pod.namespace);
         let matches = |p: &PodInfo| {
             p.pod_affinity
                 .required_affinity
                 .iter()
-                .any(|t| t.matches(&pod.namespace, &pod.labels, ns_labels.as_ref()))
+                .any(|t| t.matches(&pod.namespace, &pod.labels, ns_labels))
         };
         self.queue
             .move_all_to_active_or_backoff(event, now, Some(&matches));
@@ -849,6 +853,31 @@ mod tests {
         h.handle(WatchMsg::PendingPod(WatchEvent::InitDone), now);
         assert!(h.pending.is_empty());
         assert_eq!(h.queue.pending_pods().active, 0);
+    }
+
+    /// The assigned watch's relist removes the assigned pods it no longer lists (its present
+    /// keys are the handlers' own map of assigned pods, not a second set).
+    #[test]
+    fn assigned_relist_removes_the_pods_it_no_longer_lists() {
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        for name in ["a", "b"] {
+            h.handle(
+                WatchMsg::AssignedPod(WatchEvent::Apply(w(pod(name, Some("n1"))))),
+                now,
+            );
+        }
+        h.handle(WatchMsg::AssignedPod(WatchEvent::Init), now);
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::InitApply(w(pod("b", Some("n1"))))),
+            now,
+        );
+        h.handle(WatchMsg::AssignedPod(WatchEvent::InitDone), now);
+        assert_eq!(h.cache.pod_state("default/a"), None);
+        assert_eq!(h.cache.pod_state("default/b"), Some(PodState::Added));
+        assert!(h.tracked[&Kind::AssignedPods].known.is_empty());
     }
 
     /// A malformed pending pod is kept for one report per distinct problem, and is not queued.

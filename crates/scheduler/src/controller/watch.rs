@@ -470,6 +470,43 @@ impl Tracked {
     }
 }
 
+impl Tracked {
+    /// [`Tracked::observe`] for a watch whose present keys the caller holds itself (`present`:
+    /// the assigned pods, [`super::handlers::EventHandlers`]' map of them), so that `known` stays
+    /// empty instead of holding a second copy of 150,000 keys. A list while nothing is present
+    /// (the first) collects no keys: nothing can be gone.
+    pub(super) fn observe_held<K: Resource, V>(
+        &mut self,
+        ev: &WatchEvent<K>,
+        present: &std::collections::HashMap<String, V>,
+    ) -> Vec<String> {
+        match ev {
+            WatchEvent::Init => {
+                self.relisting = (!present.is_empty()).then(HashSet::new);
+                Vec::new()
+            }
+            WatchEvent::InitApply(o) => {
+                if let Some(r) = &mut self.relisting {
+                    r.insert(key_of(o));
+                }
+                Vec::new()
+            }
+            WatchEvent::Apply(_) | WatchEvent::Delete(_) => Vec::new(),
+            WatchEvent::InitDone => {
+                self.synced = true;
+                match self.relisting.take() {
+                    Some(seen) => present
+                        .keys()
+                        .filter(|k| !seen.contains(*k))
+                        .cloned()
+                        .collect(),
+                    None => Vec::new(),
+                }
+            }
+        }
+    }
+}
+
 /// `namespace/name`, or `name` for a cluster-scoped object.
 pub(super) fn key_of<K: Resource>(o: &K) -> String {
     let meta = o.meta();
