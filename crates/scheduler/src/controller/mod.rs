@@ -24,7 +24,7 @@
 //!   the queue.
 //! - a new term first passes a read barrier: a consistent LIST of the assigned pods (at or past
 //!   the resourceVersion of its own Lease acquisition, [`watch::list_assigned_for_barrier`]) is
-//!   applied to the cache ([`EventHandlers::apply_read_barrier`]) before its first scheduling
+//!   applied to the cache page by page ([`handlers::ReadBarrier`]) before its first scheduling
 //!   cycle, so pods the previous leader bound just before the takeover are not bound again from
 //!   a lagging watch; a failed or older LIST is retried after a second; the wait is
 //!   `scheduler_leader_read_barrier_duration_seconds`. (kube-scheduler v1.22 schedules from
@@ -164,6 +164,19 @@ fn now() -> std::time::Instant {
 }
 
 /// The state owned by the scheduling task.
+/// A new term's read barrier in progress ([`Scheduler::start_read_barrier`]).
+struct Barrier {
+    /// When the term started waiting for it.
+    started: std::time::Instant,
+    /// The resourceVersion of the Lease acquisition the LIST must reach (`None`: unknown, any
+    /// LIST will do).
+    target: Option<u64>,
+    /// Its LIST has been started (once the caches synced).
+    listing: bool,
+    /// The pages of the current LIST applied so far.
+    applying: Option<handlers::ReadBarrier>,
+}
+
 struct Scheduler {
     cfg: RunConfig,
     algo: Algorithm,
@@ -184,9 +197,8 @@ struct Scheduler {
     read_client: Client,
     /// UID of each pod we assumed, by key, while its binding is in flight.
     assumed_uid: HashMap<String, String>,
-    /// While a new term waits for its read barrier: when it started and the resourceVersion
-    /// of the Lease acquisition the LIST must reach (`None`: unknown, any LIST will do).
-    barrier: Option<(std::time::Instant, Option<u64>)>,
+    /// While a new term waits for its read barrier.
+    barrier: Option<Barrier>,
     /// The `DefaultPreemption` PostFilter (its offset RNG seeded with the run's seed).
     preemption: crate::preemption::DefaultPreemption,
 }
@@ -311,6 +323,7 @@ pub async fn run(
         // ready to take over once its caches are warm (kube-scheduler's readyz check
         // `sched-handler-sync` passes before leader election starts).
         let synced = s.synced();
+        s.list_barrier_once_synced(synced);
         if current.is_some()
             && synced
             && s.barrier.is_none()
@@ -532,40 +545,71 @@ impl Scheduler {
     /// acquisition), applied to the cache. Pods the previous leader bound just before the
     /// takeover, whose events the watches have not delivered yet, then count on their nodes and
     /// leave the queue instead of being bound a second time (a 409 "already assigned", or worse
-    /// a placement computed on a node missing them).
+    /// a placement computed on a node missing them). The LIST starts once the caches have
+    /// synced ([`Scheduler::list_barrier_once_synced`]).
     fn start_read_barrier(&mut self, target: Option<u64>) {
-        self.barrier = Some((now(), target));
-        watch::list_assigned_for_barrier(&self.read_client, &self.tx, Duration::ZERO);
+        self.barrier = Some(Barrier {
+            started: now(),
+            target,
+            listing: false,
+            applying: None,
+        });
     }
 
-    /// The barrier's LIST arrived: apply it (unless the watch is already past it) and let
-    /// scheduling start; a failed LIST, or one older than the Lease acquisition, is retried
-    /// after a second.
-    fn read_barrier_listed(&mut self, r: Result<(u64, Vec<crate::model::WirePod>), String>) {
-        let Some((started, target)) = self.barrier else {
+    /// Start the barrier's LIST once every watch has listed: scheduling waits for both anyway,
+    /// and a LIST of every assigned pod read while the assigned watch is still listing them
+    /// too would apply each pod twice (on a cold start, 150,000 of them).
+    fn list_barrier_once_synced(&mut self, synced: bool) {
+        if let Some(b) = &mut self.barrier
+            && synced
+            && !b.listing
+        {
+            b.listing = true;
+            watch::list_assigned_for_barrier(&self.read_client, &self.tx, Duration::ZERO, b.target);
+        }
+    }
+
+    /// A page of the barrier's LIST arrived: apply it (unless the watch is already past the
+    /// LIST), and after the last one let scheduling start; a failed LIST, or one older than the
+    /// Lease acquisition, is retried whole after a second.
+    fn read_barrier_listed(&mut self, r: Result<watch::BarrierPage, watch::BarrierError>) {
+        let Some(b) = self.barrier.as_mut() else {
             return;
         };
-        let (list_rv, pods) = match r {
-            Ok(ok) if target.is_none_or(|t| ok.0 >= t) => ok,
-            Ok((rv, _)) => {
-                warn!(list = rv, target = ?target, "Read barrier LIST older than the Lease acquisition; retrying");
-                return watch::list_assigned_for_barrier(
-                    &self.read_client,
-                    &self.tx,
-                    Duration::from_secs(1),
-                );
-            }
+        let page = match r {
+            Ok(page) => page,
             Err(e) => {
-                warn!(error = %e, "Read barrier LIST failed; retrying");
+                match e {
+                    watch::BarrierError::Older(rv) => {
+                        warn!(list = rv, target = ?b.target, "Read barrier LIST older than the Lease acquisition; retrying")
+                    }
+                    watch::BarrierError::Failed(e) => {
+                        warn!(error = %e, "Read barrier LIST failed; retrying")
+                    }
+                }
+                b.applying = None;
                 return watch::list_assigned_for_barrier(
                     &self.read_client,
                     &self.tx,
                     Duration::from_secs(1),
+                    b.target,
                 );
             }
         };
         let t = now();
-        match self.h.apply_read_barrier(list_rv, pods, t) {
+        let list_rv = page.rv;
+        let rb = b
+            .applying
+            .get_or_insert_with(|| handlers::ReadBarrier::new(list_rv));
+        rb.page(&mut self.h, page.items, t);
+        if !page.last {
+            return;
+        }
+        let started = b.started;
+        let Some(rb) = b.applying.take() else {
+            return;
+        };
+        match rb.finish(&mut self.h, t) {
             Some(fresh) => info!(
                 list = list_rv,
                 newly_assigned = fresh,
