@@ -26,7 +26,7 @@
 //!
 //! `summary` (last): one measurement pass over the cases above that prints, in the same run, the
 //! cycle's pods/s against both reference scans, the heterogeneous case against the template one
-//! and the cost per pod against nodes (500, 5,000, 15,000 nodes, each filled to 4 pods a node:
+//! and the cost per pod against nodes (1,000, 5,000, 15,000 nodes, each filled to 4 pods a node:
 //! nanoseconds per node visit and the slope between sizes).
 
 use std::sync::Arc;
@@ -213,7 +213,7 @@ fn summary(_c: &mut Criterion) {
     );
     let mut prev: Option<(usize, f64)> = None;
     println!("  cost per pod against nodes (template, 4 pods a node before each reset):");
-    for n in [500usize, 5000, 15_000] {
+    for n in [1000usize, 5000, 15_000] {
         let pods = perf_pods(n * 4);
         let s = seconds_per_pod(budget, |i| {
             timed_cycles(i, &fwk, &pods, || perf_snapshot(n), PAR)

@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::error::{FitError, NodeStatuses, ScheduleError};
+use super::select_host::Top;
 use super::workers::Workers;
 use crate::extender::{self, Extender};
 use crate::framework::plugins::node_resources_columns::ScoreInput;
@@ -120,6 +121,9 @@ pub(super) struct Search {
     pub(super) totals: Vec<i64>,
     /// Whether the last search filled `totals`.
     pub(super) scored: bool,
+    /// When [`Search::scored`]: the top of `totals` in each run of it that one chunk filled,
+    /// in order (the running best of the chunks, for `selectHost`).
+    pub(super) tops: Vec<Top>,
     /// Per active filter, its own fast check (the fast-check strategy: a node that fails the
     /// combined check skips the filters whose own check it passes).
     own: Vec<FastCheck>,
@@ -139,6 +143,8 @@ struct Chunk {
     deferred: Vec<(u32, u32)>,
     /// As [`Search::totals`], per node of `nodes` once filtered (when scoring).
     totals: Vec<i64>,
+    /// The top of `totals`.
+    top: Top,
 }
 
 /// What the filters of one search need besides the nodes.
@@ -328,7 +334,10 @@ impl Search {
                         .position(|k| order[(start + processed + k) % n] == last)
                         .unwrap_or(take - 1);
                     c.nodes.truncate(need);
-                    c.totals.truncate(need);
+                    if self.scored {
+                        c.totals.truncate(need);
+                        c.top = Top::of(&c.totals);
+                    }
                     let beyond = |ni: u32| {
                         (pos_last + 1..take).any(|k| order[(start + processed + k) % n] == ni)
                     };
@@ -338,11 +347,11 @@ impl Search {
                         .extend(c.deferred.drain(..).filter(|(ni, _)| !beyond(*ni)));
                     processed += pos_last + 1;
                     self.feasible.extend_from_slice(&c.nodes);
-                    self.totals.extend_from_slice(&c.totals);
+                    Self::add_scores(self.scored, &mut self.totals, &mut self.tops, c);
                     break 'search;
                 }
                 self.feasible.extend_from_slice(&c.nodes);
-                self.totals.extend_from_slice(&c.totals);
+                Self::add_scores(self.scored, &mut self.totals, &mut self.tops, c);
                 processed += take;
                 // An Error status aborts the attempt; upstream cancels the search as soon as one
                 // is sent, so do not take the remaining nodes.
@@ -358,12 +367,21 @@ impl Search {
         processed
     }
 
+    /// The scores of chunk `c` into `totals` and `tops`, when the search scores.
+    fn add_scores(scored: bool, totals: &mut Vec<i64>, tops: &mut Vec<Top>, c: &Chunk) {
+        if scored {
+            totals.extend_from_slice(&c.totals);
+            tops.push(c.top);
+        }
+    }
+
     /// Empties the verdicts of the last search (the buffers stay).
     fn clear(&mut self) {
         self.feasible.clear();
         self.failed.clear();
         self.deferred.clear();
         self.totals.clear();
+        self.tops.clear();
         self.scored = false;
         self.own.clear();
     }
@@ -627,6 +645,7 @@ fn filter_with_fast_check(filters: &ChunkFilters<'_>, fast: FastCheck, c: &mut C
         }
     }
     chunk.truncate(kept);
+    c.top = Top::of(&c.totals);
 }
 
 /// [`Chunk::totals`] of the nodes left in the chunk, for the strategies that filter first.
@@ -641,6 +660,7 @@ fn score_chunk(filters: &ChunkFilters<'_>, c: &mut Chunk) {
             .iter()
             .map(|&ni| filters.score.total(cols, ni as usize, cpu, mem)),
     );
+    c.top = Top::of(&c.totals);
 }
 
 /// Each active filter's batch entry point ([`crate::framework::FilterPlugin::filter_nodes`])

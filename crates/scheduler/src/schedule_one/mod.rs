@@ -437,6 +437,11 @@ impl Algorithm {
         } else {
             let totals = &self.scoring.totals;
             match self.tie_break {
+                // The search's per-chunk tops when the totals are its sums.
+                TieBreak::Random if self.scoring.totals_are_searched => {
+                    feasible
+                        [select_host::select_host_in_runs(totals, &self.search.tops, &mut self.rng)]
+                }
                 TieBreak::Random => feasible[select_host::select_host(totals, &mut self.rng)],
                 TieBreak::NodeName => {
                     let nodes = snapshot.nodes();

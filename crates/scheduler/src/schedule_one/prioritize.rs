@@ -36,6 +36,9 @@ pub(super) struct Scoring {
     /// Per feasible node (in the order given), the total used to pick the host: Σ weight ×
     /// score over the plugins whose scores differ between nodes, plus the extenders' part.
     pub(super) totals: Vec<i64>,
+    /// Whether `totals` are exactly the search's sums (no other plugin or extender scored per
+    /// node): `selectHost` may then read the search's per-chunk tops.
+    pub(super) totals_are_searched: bool,
     plugin_scores: Vec<i64>,
     /// The cpu/memory scorers of this cycle with their weights (kept to reuse the buffer).
     fused: Vec<(HotScorer, i64)>,
@@ -91,6 +94,9 @@ impl Scoring {
     ) -> Result<Explained, ScheduleError> {
         let m = feasible.len();
         self.totals.clear();
+        self.totals_are_searched = false;
+        // Whether a plugin scored per node into `totals` (besides the cpu/memory scorers).
+        let mut per_node = false;
         let mut out = Explained::default();
         if fwk.scores.is_empty() {
             // "If no priority configs are provided, then all nodes will have a score of one."
@@ -151,6 +157,7 @@ impl Scoring {
                     return Err(invalid_score(p.name(), bad));
                 }
                 let w = ws.weight;
+                per_node = true;
                 for (t, &s) in self.totals.iter_mut().zip(&self.plugin_scores) {
                     *t += s * w;
                 }
@@ -162,8 +169,14 @@ impl Scoring {
                 .filter(|(hot, sums)| *hot == self.fused.as_slice() && sums.len() == m)
                 .map(|(_, sums)| sums);
             if let (false, Some(sums)) = (self.fused.is_empty(), searched) {
-                for (t, &s) in self.totals.iter_mut().zip(sums) {
-                    *t += s;
+                if per_node {
+                    for (t, &s) in self.totals.iter_mut().zip(sums) {
+                        *t += s;
+                    }
+                } else {
+                    // Every other plugin was uniform: the totals are the sums.
+                    self.totals.copy_from_slice(sums);
+                    self.totals_are_searched = true;
                 }
             } else if !self.fused.is_empty() {
                 let fused = &self.fused;
@@ -175,6 +188,7 @@ impl Scoring {
             }
         }
         if m > 1 && !extenders.is_empty() {
+            self.totals_are_searched = false;
             self.add_extender_scores(extenders, pod, snapshot, feasible, explain, &mut out);
         }
         Ok(out)

@@ -32,6 +32,83 @@ pub(super) fn select_host(totals: &[i64], rng: &mut StdRng) -> usize {
         .map_or(0, |(j, _)| j)
 }
 
+/// The highest total of a run of totals and how many nodes of the run have it (`max` is
+/// `i64::MIN` and `ties` 0 for an empty run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Top {
+    /// Highest total.
+    pub(super) max: i64,
+    /// Nodes with it.
+    pub(super) ties: usize,
+    /// Nodes in the run.
+    pub(super) len: usize,
+}
+
+impl Default for Top {
+    fn default() -> Top {
+        Top {
+            max: i64::MIN,
+            ties: 0,
+            len: 0,
+        }
+    }
+}
+
+impl Top {
+    /// The top of `totals`.
+    pub(super) fn of(totals: &[i64]) -> Top {
+        let mut top = Top {
+            len: totals.len(),
+            ..Top::default()
+        };
+        for &t in totals {
+            if t > top.max {
+                top.max = t;
+                top.ties = 1;
+            } else if t == top.max {
+                top.ties += 1;
+            }
+        }
+        top
+    }
+}
+
+/// [`select_host`] on `totals` cut into consecutive runs whose tops are `tops` (the search's
+/// chunks, each summarised by the worker that scored it): the same position for the same
+/// generator state, with the same draw, reading only the run that holds the chosen node.
+/// `tops` must cover `totals` (Σ len = totals.len(), each top that of its run).
+pub(super) fn select_host_in_runs(totals: &[i64], tops: &[Top], rng: &mut StdRng) -> usize {
+    debug_assert_eq!(tops.iter().map(|t| t.len).sum::<usize>(), totals.len());
+    let max = tops
+        .iter()
+        .filter(|t| t.len > 0)
+        .map(|t| t.max)
+        .max()
+        .unwrap_or(i64::MIN);
+    let ties: usize = tops.iter().filter(|t| t.max == max).map(|t| t.ties).sum();
+    let mut pick = if ties > 1 {
+        rng.random_range(0..ties)
+    } else {
+        0
+    };
+    let mut off = 0;
+    for t in tops {
+        if t.len > 0 && t.max == max {
+            if pick < t.ties {
+                return totals[off..off + t.len]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| **x == max)
+                    .nth(pick)
+                    .map_or(off, |(j, _)| off + j);
+            }
+            pick -= t.ties;
+        }
+        off += t.len;
+    }
+    0
+}
+
 /// `selectHost` with a deterministic tie-break: among the nodes with the highest total, the
 /// position `cmp` orders first (the FGD paper's simulator takes the lowest node name).
 pub(super) fn select_host_by(
@@ -71,6 +148,31 @@ mod tests {
         assert_eq!(select_host_by(&[5, 1, 5, 5], by_name), 2);
         assert_eq!(select_host_by(&[5, 9, 5, 5], by_name), 1);
         assert_eq!(select_host_by(&[4], by_name), 0);
+    }
+
+    /// Selecting from the runs' tops gives the position the whole scan gives, with the same
+    /// draws, whatever the cut.
+    #[test]
+    fn runs_give_the_same_choice_as_the_whole_scan() {
+        let mut cut = StdRng::seed_from_u64(3);
+        for case in 0..2000u64 {
+            let n = cut.random_range(1..60usize);
+            let totals: Vec<i64> = (0..n).map(|_| cut.random_range(0..4i64)).collect();
+            let mut tops = Vec::new();
+            let mut off = 0;
+            while off < n || tops.is_empty() {
+                let len = cut.random_range(0..8usize).min(n - off);
+                tops.push(Top::of(&totals[off..off + len]));
+                off += len;
+            }
+            let (mut a, mut b) = (StdRng::seed_from_u64(case), StdRng::seed_from_u64(case));
+            assert_eq!(
+                select_host(&totals, &mut a),
+                select_host_in_runs(&totals, &tops, &mut b),
+                "{totals:?}"
+            );
+            assert_eq!(a.random_range(0..1u64 << 40), b.random_range(0..1u64 << 40));
+        }
     }
 
     /// Ties are broken uniformly, and only among the top nodes.
