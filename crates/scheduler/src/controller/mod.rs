@@ -536,6 +536,7 @@ impl Scheduler {
                 self.bound(pod, node, result, attempt);
             }
             Msg::Barrier(r) => self.read_barrier_listed(r),
+            Msg::PreemptionFailed { pod, node } => self.preemption_failed(&pod, &node),
         }
     }
 
@@ -774,7 +775,7 @@ impl Scheduler {
                 debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 // PostFilter: DefaultPreemption, when the profile runs it (v1.22 runs it on a
                 // FitError only).
-                let nominated = match &e {
+                let preempting = match &e {
                     ScheduleError::Fit(fe) => {
                         crate::preemption::PreemptionArgs::of_profile(&self.cfg.profile.policy.args)
                             .and_then(|args| self.post_filter(&pod, fe, args))
@@ -782,29 +783,46 @@ impl Scheduler {
                     _ => None,
                 };
                 self.requeue(qp);
-                self.report.failure_nominated(
-                    report::object_of(&pod),
-                    message,
-                    REASON_UNSCHEDULABLE,
-                    nominated,
-                );
+                match preempting {
+                    None => {
+                        self.report
+                            .failure(report::object_of(&pod), message, REASON_UNSCHEDULABLE)
+                    }
+                    Some(p) => {
+                        let withdraw = Msg::PreemptionFailed {
+                            pod: pod.clone(),
+                            node: p.node.clone(),
+                        };
+                        self.report.preempt_then_report(
+                            report::object_of(&pod),
+                            message,
+                            p,
+                            self.metrics.preemption_victims.clone(),
+                            self.tx.clone(),
+                            withdraw,
+                        );
+                    }
+                }
             }
         }
     }
 
-    /// `DefaultPreemption.PostFilter` for a pod that fits nowhere, and what `PrepareCandidate`
-    /// and `recordSchedulingFailure` then do: the victims deleted through the API (in the
-    /// background, in order, each behind the fence, each with a `Preempted` event naming the
-    /// preemptor), lower-priority nominations on the chosen node cleared, and the pod nominated
-    /// to it in memory at once (the status patch goes with the `FailedScheduling` report).
-    /// Returns the nominated node. The preemptor is requeued as unschedulable; the victims'
-    /// deletions move it back (`AssignedPodDelete`), and it takes the node when there is room.
+    /// `DefaultPreemption.PostFilter` for a pod that fits nowhere. When it nominates a node,
+    /// the pod is nominated to it in memory at once (v1.22 `recordSchedulingFailure`'s
+    /// `AddNominatedPod`, so that the next cycles keep other pods off its room), and the
+    /// returned [`report::Preempting`] is what `PrepareCandidate` writes before the report
+    /// ([`report::Reporter::preempt_then_report`]: victims deleted, lower-priority nominations
+    /// cleared, then `status.nominatedNodeName` with the `FailedScheduling` report). v1.22
+    /// deletes synchronously and nominates only when every deletion succeeded; here they run in
+    /// the background, and a failed one withdraws the nomination ([`Msg::PreemptionFailed`]).
+    /// The preemptor is requeued as unschedulable; the victims' deletions move it back
+    /// (`AssignedPodDelete`), and it takes the node when there is room.
     fn post_filter(
         &mut self,
         pod: &Arc<PodInfo>,
         fe: &crate::schedule_one::FitError,
         args: crate::preemption::PreemptionArgs,
-    ) -> Option<String> {
+    ) -> Option<report::Preempting> {
         self.metrics.preemption_attempts.inc();
         self.preemption.args = args;
         // `preempt` re-reads the preemptor from the informer: the newest pending version.
@@ -850,21 +868,31 @@ impl Scheduler {
             pdb_violations = pf.num_pdb_violations,
             "Preempting"
         );
-        self.report.delete_victims(
-            report::object_of(&pod),
-            node.clone(),
-            pf.victims.iter().map(|v| report::object_of(v)).collect(),
-            self.metrics.preemption_victims.clone(),
-        );
-        self.report.clear_nominated_node_names(
-            pf.lower_priority_nominated
+        // recordSchedulingFailure: AddNominatedPod(pod, nominatedNode) before the patch lands.
+        self.h.nominator.add_nominated_pod(pod, &node);
+        Some(report::Preempting {
+            node,
+            victims: pf.victims.iter().map(|v| report::object_of(v)).collect(),
+            lower_priority_nominated: pf
+                .lower_priority_nominated
                 .iter()
                 .map(|p| report::object_of(p))
                 .collect(),
-        );
-        // recordSchedulingFailure: AddNominatedPod(pod, nominatedNode) before the patch lands.
-        self.h.nominator.add_nominated_pod(pod, &node);
-        Some(node)
+        })
+    }
+
+    /// Preemption's deletions failed after [`Scheduler::post_filter`] nominated `pod` to `node`:
+    /// v1.22's PostFilter would have failed and recorded no nomination (`AddNominatedPod(pod,
+    /// "")`: the pod keeps only the `status.nominatedNodeName` it carries). Withdrawn only if
+    /// the in-memory nomination is still that one.
+    fn preemption_failed(&mut self, pod: &Arc<PodInfo>, node: &str) {
+        if self.h.nominator.nominated_node(&pod.uid) != Some(node) {
+            return;
+        }
+        match self.h.pending.get(&pod.key()).cloned() {
+            Some(current) => self.h.nominator.add_nominated_pod(current, ""),
+            None => self.h.nominator.delete_nominated_pod_if_exists(&pod.uid),
+        }
     }
 
     /// An attempt that failed after the algorithm chose a node (assume, Reserve): counted as

@@ -152,9 +152,9 @@ pub(super) enum WatchMsg {
     Pdb(WatchEvent<k8s_openapi::api::policy::v1::PodDisruptionBudget>),
 }
 
-/// What the scheduling task receives: a watch event, or the end of a binding cycle. Small
-/// (the event is boxed), so that the watch tasks and the channel move a pointer, not a
-/// kilobytes-large object, per event.
+/// What the scheduling task receives: a watch event, the end of a binding cycle, the read
+/// barrier's LIST, or a failed preemption. Small (the event is boxed), so that the watch tasks
+/// and the channel move a pointer, not a kilobytes-large object, per event.
 pub(super) enum Msg {
     /// A watch event.
     Watch(Box<WatchMsg>),
@@ -163,6 +163,14 @@ pub(super) enum Msg {
     /// One page of the read barrier's LIST of assigned pods ([`list_assigned_for_barrier`]),
     /// or why the LIST stopped.
     Barrier(Result<BarrierPage, BarrierError>),
+    /// A victim's deletion failed (or the fence stopped it) after preemption nominated `pod`
+    /// to `node`: the in-memory nomination is withdrawn (v1.22 records none then).
+    PreemptionFailed {
+        /// The preemptor.
+        pod: std::sync::Arc<crate::model::PodInfo>,
+        /// The node it was nominated to.
+        node: String,
+    },
 }
 
 /// One page of the read barrier's LIST: every page of one LIST is of the same consistent
