@@ -5,12 +5,14 @@
 //! A `PodInfo` is compact: the cache holds one for every pod on every node (150,000 in
 //! kube-scheduler's supported envelope), so it keeps what scheduling reads and what a Binding,
 //! an Event, a status patch and a victim's DELETE name (namespace, name, uid, resourceVersion),
-//! not the API object. The decoded `v1.Pod` rides along only while the pod is pending
+//! not the API object. The `v1.Pod` rides along only while the pod is pending
 //! ([`PodInfo::object`]): the extenders are sent it (`ExtenderArgs.Pod`), the score-only inputs
 //! of the pod being scheduled (container images, preferred node affinity) and the queue's
 //! `isPodUpdated` read it, and a `FailedScheduling` status patch compares its conditions.
-//! Cluster mode's cache drops it once the pod is bound ([`PodInfo::without_object`]);
-//! `simulate`, which holds a file's worth of pods, keeps it.
+//! Cluster mode builds a `PodInfo` from the pod's wire form ([`PodInfo::from_wire`]) and keeps
+//! the object as the JSON text the watch delivered, decoded on first read; its cache drops it
+//! once the pod is bound ([`PodInfo::without_object`]). `simulate`, which holds a file's worth
+//! of pods, keeps the decoded objects ([`PodInfo::from_pod`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -163,10 +165,10 @@ pub struct PodInfo {
     pub preempt_never: bool,
     /// The controlling owner reference, if any.
     pub controller: Option<ControllerRef>,
-    /// The decoded API object, kept while the pod is pending (see the module docs); `None`
-    /// once the cache holds the pod as bound, unless cluster mode keeps the objects for an
-    /// extender that is not `nodeCacheCapable` (v1.22 sends it the victims of preemption as
-    /// full `v1.Pod`s).
+    /// The API object, kept while the pod is pending (see the module docs; decoded, or its
+    /// JSON text decoded on first read); none once the cache holds the pod as bound, unless
+    /// cluster mode keeps the objects for an extender that is not `nodeCacheCapable` (v1.22
+    /// sends it the victims of preemption as full `v1.Pod`s).
     pub object: PodObject,
 }
 
