@@ -3,11 +3,13 @@
 //! `valgrind --tool=callgrind target/release/examples/cycle_profile 5000 2000`
 //! schedules 2000 perf pods on 5000 perf nodes (sample policy, all nodes scored); divide the
 //! `Algorithm::schedule` inclusive count by the pod count. A third argument sets the
-//! `parallelism` (default 1: callgrind runs one thread at a time anyway).
+//! `parallelism` (default 1: callgrind runs one thread at a time anyway); a fourth, `openb`,
+//! schedules on the heterogeneous openb nodes (`benches::openb_snapshot`) instead of the
+//! template ones.
 
 use std::sync::Arc;
 
-use benches::{perf_pods, perf_snapshot, sample_policy};
+use benches::{openb_snapshot, perf_pods, perf_snapshot, sample_policy};
 use scheduler::framework::Framework;
 use scheduler::schedule_one::Algorithm;
 
@@ -16,11 +18,16 @@ fn main() {
     let nodes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5000);
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(2000);
     let parallelism: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+    let openb = args.next().is_some_and(|a| a == "openb");
     let Ok(fwk) = Framework::from_policy(&sample_policy()) else {
         eprintln!("the sample policy does not build");
         std::process::exit(1);
     };
-    let mut snapshot = perf_snapshot(nodes);
+    let mut snapshot = if openb {
+        openb_snapshot(nodes)
+    } else {
+        perf_snapshot(nodes)
+    };
     let pods = perf_pods(count);
     let mut algo = Algorithm::new(100, 1);
     algo.set_parallelism(parallelism);

@@ -3,6 +3,7 @@
 //! and `policy convert` (to a KubeSchedulerConfiguration), `explain` (why a pod of the live
 //! cluster is pending), `completion` (shell completions).
 
+mod flags;
 mod live;
 mod logging;
 mod output;

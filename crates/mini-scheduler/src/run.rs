@@ -23,6 +23,7 @@ use scheduler::profile::{PolicySource, SchedulerProfile};
 use scheduler::queue::QueueConfig;
 use tracing::{error, info, warn};
 
+use crate::flags::parse_duration;
 use crate::{EXIT_BAD_INPUT, load_profile_or_exit};
 
 #[cfg(test)]
@@ -131,45 +132,6 @@ pub fn parse_parallelism(s: &str) -> Result<usize, String> {
             "invalid value {s:?}: should be an integer value greater than zero"
         )),
     }
-}
-
-/// Go-style duration (`15s`, `1m30s`, `500ms`, `2h`), as kube-scheduler's flags take them.
-///
-/// # Errors
-/// A message naming the value when it is not a duration.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration {s:?} (examples: 15s, 1m30s, 500ms)");
-    let mut total = Duration::ZERO;
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    if rest == "0" {
-        return Ok(Duration::ZERO);
-    }
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        let value: f64 = rest[..num_end].parse().map_err(|_| bad())?;
-        rest = &rest[num_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_end..];
-        let part = Duration::try_from_secs_f64(value * unit).map_err(|_| bad())?;
-        total = total.checked_add(part).ok_or_else(bad)?;
-    }
-    Ok(total)
 }
 
 #[derive(Clone)]
@@ -636,24 +598,5 @@ async fn wait_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn go_durations_parse() {
-        assert_eq!(parse_duration("15s").unwrap(), Duration::from_secs(15));
-        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
-        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
-        assert!(parse_duration("15").is_err());
-        assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("").is_err());
-        assert!(parse_duration("99999999999999999999h").is_err());
     }
 }

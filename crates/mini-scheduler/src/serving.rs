@@ -44,7 +44,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
 use tracing::{debug, error, warn};
 
-use crate::run::parse_duration;
+use crate::flags::parse_duration;
 
 /// Most entries each review cache keeps (upstream's SubjectAccessReview LRU size).
 const CACHE_CAPACITY: usize = 8192;

@@ -45,7 +45,7 @@ use super::binder::Attempt;
 use super::mirror::Mirrored;
 use super::watch::{Kind, Tracked, WatchMsg, key_of, split_key};
 use crate::cache::Cache;
-use crate::model::PodInfo;
+use crate::model::{PodInfo, WirePod};
 use crate::queue::{ClusterEvent, PriorityQueue, QueuedPodInfo};
 
 /// A pending pod whose spec could not be read.
@@ -146,11 +146,9 @@ impl EventHandlers {
     }
 
     /// `p` is a pending pod of one of our profiles.
-    fn responsible_for(&self, p: &core::Pod) -> bool {
+    fn responsible_for(&self, p: &WirePod) -> bool {
         self.scheduler_names.is_empty()
-            || p.spec
-                .as_ref()
-                .and_then(|s| s.scheduler_name.as_deref())
+            || p.scheduler_name()
                 .is_some_and(|n| self.scheduler_names.iter().any(|s| s == n))
     }
 
@@ -282,9 +280,9 @@ impl EventHandlers {
     /// An assigned pod added or updated (from the assigned watch or the read barrier's LIST):
     /// it leaves the pending pods and the queue, counts on its node, and may move
     /// unschedulable pods whose affinity it satisfies.
-    fn apply_assigned(&mut self, p: core::Pod, now: Instant) {
+    fn apply_assigned(&mut self, p: WirePod, now: Instant) {
         let key = key_of(&p);
-        match PodInfo::from_pod(p) {
+        match PodInfo::from_wire(&p) {
             Ok(pi) => {
                 // Bound: the cache keeps the compact model only (see `keep_objects`).
                 let pi = Arc::new(if self.keep_objects {
@@ -325,7 +323,7 @@ impl EventHandlers {
     pub(super) fn apply_read_barrier(
         &mut self,
         list_rv: u64,
-        pods: Vec<core::Pod>,
+        pods: Vec<WirePod>,
         now: Instant,
     ) -> Option<usize> {
         if list_rv <= self.assigned_rv {
@@ -416,7 +414,7 @@ impl EventHandlers {
         }
     }
 
-    fn upsert_pending(&mut self, p: core::Pod, now: Instant) {
+    fn upsert_pending(&mut self, p: WirePod, now: Instant) {
         let key = key_of(&p);
         if p.metadata.deletion_timestamp.is_some() {
             self.remove_pending(&key);
@@ -429,8 +427,7 @@ impl EventHandlers {
         {
             return;
         }
-        let p = Arc::new(p);
-        match PodInfo::from_arc(p.clone()) {
+        match PodInfo::from_wire(&p) {
             Ok(pi) => {
                 self.malformed.remove(&key);
                 if self.cache.is_assumed(&key) {
@@ -466,10 +463,19 @@ impl EventHandlers {
                 let message = e.to_string();
                 if self.malformed.get(&key).map(|m| &m.message) != Some(&message) {
                     warn!(pod = %key, error = %e, "Pod cannot be scheduled: malformed spec");
+                    // The report is written from the whole object (decoded here, once per
+                    // distinct problem); one the text does not decode as names the pod by
+                    // its metadata alone.
+                    let pod = p.object().arc().unwrap_or_else(|| {
+                        Arc::new(core::Pod {
+                            metadata: p.metadata.clone(),
+                            ..Default::default()
+                        })
+                    });
                     self.malformed.insert(
                         key,
                         Malformed {
-                            pod: p,
+                            pod,
                             message,
                             reported: false,
                         },
@@ -578,6 +584,11 @@ mod tests {
         n
     }
 
+    /// The wire form of `p`, as the pod watches deliver it.
+    fn w(p: core::Pod) -> WirePod {
+        WirePod::from_pod(&p).unwrap()
+    }
+
     fn pod(name: &str, node: Option<&str>) -> core::Pod {
         let mut p = core::Pod::default();
         p.metadata.name = Some(name.into());
@@ -639,11 +650,14 @@ mod tests {
         let mut h = handlers();
         sync_all(&mut h, now);
         h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
-        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(pod("p", None))), now);
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Apply(w(pod("p", None)))),
+            now,
+        );
         assert!(h.pending.contains_key("default/p"));
         assert_eq!(h.queue.pending_pods().active, 1);
         h.handle(
-            WatchMsg::AssignedPod(WatchEvent::Apply(pod("p", Some("n1")))),
+            WatchMsg::AssignedPod(WatchEvent::Apply(w(pod("p", Some("n1"))))),
             now,
         );
         assert!(!h.pending.contains_key("default/p"));
@@ -667,23 +681,23 @@ mod tests {
         sync_all(&mut h, now);
         h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
         h.handle(
-            WatchMsg::PendingPod(WatchEvent::Apply(at(pod("p", None), 5))),
+            WatchMsg::PendingPod(WatchEvent::Apply(w(at(pod("p", None), 5)))),
             now,
         );
         h.handle(
-            WatchMsg::AssignedPod(WatchEvent::Apply(at(pod("old", Some("n1")), 6))),
+            WatchMsg::AssignedPod(WatchEvent::Apply(w(at(pod("old", Some("n1")), 6)))),
             now,
         );
         assert_eq!(h.queue.pending_pods().active, 1);
         // The watch is at 6: an older LIST is not applied.
         assert_eq!(
-            h.apply_read_barrier(6, vec![at(pod("p", Some("n1")), 6)], now),
+            h.apply_read_barrier(6, vec![w(at(pod("p", Some("n1")), 6))], now),
             None
         );
         assert_eq!(h.queue.pending_pods().active, 1);
         // The LIST at 9: p bound (at 8), old gone.
         assert_eq!(
-            h.apply_read_barrier(9, vec![at(pod("p", Some("n1")), 8)], now),
+            h.apply_read_barrier(9, vec![w(at(pod("p", Some("n1")), 8))], now),
             Some(1)
         );
         assert!(!h.pending.contains_key("default/p"));
@@ -692,7 +706,7 @@ mod tests {
         assert_eq!(h.cache.pod_state("default/old"), None);
         // The pending watch, lagging, still delivers p unbound: it stays out of the queue.
         h.handle(
-            WatchMsg::PendingPod(WatchEvent::Apply(at(pod("p", None), 7))),
+            WatchMsg::PendingPod(WatchEvent::Apply(w(at(pod("p", None), 7)))),
             now,
         );
         assert!(!h.pending.contains_key("default/p"));
@@ -710,12 +724,12 @@ mod tests {
             let mut h = handlers().with_kept_objects(keep);
             h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
             h.handle(
-                WatchMsg::PendingPod(WatchEvent::Apply(at(pod("p", None), 3))),
+                WatchMsg::PendingPod(WatchEvent::Apply(w(at(pod("p", None), 3)))),
                 now,
             );
             assert!(h.pending["default/p"].object.is_some());
             h.handle(
-                WatchMsg::AssignedPod(WatchEvent::Apply(at(pod("a", Some("n1")), 4))),
+                WatchMsg::AssignedPod(WatchEvent::Apply(w(at(pod("a", Some("n1")), 4)))),
                 now,
             );
             let snapshot = h.cache.snapshot();
@@ -740,7 +754,10 @@ mod tests {
         sync_all(&mut h, now);
         h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
         h.handle(WatchMsg::Node(WatchEvent::Apply(node("n2", "4"))), now);
-        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(pod("p", None))), now);
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Apply(w(pod("p", None)))),
+            now,
+        );
         h.handle(WatchMsg::Node(WatchEvent::Init), now);
         h.handle(WatchMsg::Node(WatchEvent::InitApply(node("n2", "4"))), now);
         h.handle(WatchMsg::Node(WatchEvent::InitDone), now);
@@ -770,17 +787,17 @@ mod tests {
                 ..Default::default()
             });
         }
-        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(bad.clone())), now);
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(w(bad.clone()))), now);
         assert!(h.pending.is_empty());
         let reports = h.unreported_malformed();
         assert_eq!(reports.len(), 1);
         assert!(reports[0].1.contains("abc"), "{}", reports[0].1);
         // The same problem again (our own status patch bumped it): no second report.
-        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(bad)), now);
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(w(bad))), now);
         assert!(h.unreported_malformed().is_empty());
         // Fixed: queued.
         h.handle(
-            WatchMsg::PendingPod(WatchEvent::Apply(pod("bad", None))),
+            WatchMsg::PendingPod(WatchEvent::Apply(w(pod("bad", None)))),
             now,
         );
         assert!(h.pending.contains_key("default/bad"));
@@ -801,7 +818,7 @@ mod tests {
             nominated_node_name: Some("n1".into()),
             ..Default::default()
         });
-        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(p)), now);
+        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(w(p))), now);
         assert_eq!(h.nominator.nominated_pods_for_node("n1").len(), 1);
         // The cycle's success, as the controller handles it: assume, drop the nomination.
         let qp = h.queue.pop().unwrap();
@@ -838,7 +855,10 @@ mod tests {
     fn node_add_moves_unschedulable_pods() {
         let now = Instant::now();
         let mut h = handlers();
-        h.handle(WatchMsg::PendingPod(WatchEvent::Apply(pod("p", None))), now);
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Apply(w(pod("p", None)))),
+            now,
+        );
         let qp = h.queue.pop().unwrap();
         let cycle = h.queue.scheduling_cycle();
         h.queue
@@ -880,7 +900,7 @@ mod tests {
             ("pn", None),
         ] {
             h.handle(
-                WatchMsg::PendingPod(WatchEvent::Apply(named(name, scheduler))),
+                WatchMsg::PendingPod(WatchEvent::Apply(w(named(name, scheduler)))),
                 now,
             );
         }
@@ -890,11 +910,11 @@ mod tests {
         assert_eq!(h.queue.pending_pods().active, 2);
         h.handle(WatchMsg::PendingPod(WatchEvent::Init), now);
         h.handle(
-            WatchMsg::PendingPod(WatchEvent::InitApply(named("pc", Some("c")))),
+            WatchMsg::PendingPod(WatchEvent::InitApply(w(named("pc", Some("c"))))),
             now,
         );
         h.handle(
-            WatchMsg::PendingPod(WatchEvent::InitApply(named("pb", Some("b")))),
+            WatchMsg::PendingPod(WatchEvent::InitApply(w(named("pb", Some("b"))))),
             now,
         );
         h.handle(WatchMsg::PendingPod(WatchEvent::InitDone), now);

@@ -510,7 +510,7 @@ impl Scheduler {
     fn handle(&mut self, m: Msg) {
         match m {
             Msg::Watch(w) => {
-                self.h.handle(w, now());
+                self.h.handle(*w, now());
                 self.report_malformed();
             }
             Msg::Bound(b) => {
@@ -519,7 +519,7 @@ impl Scheduler {
                     node,
                     result,
                     attempt,
-                } = b;
+                } = *b;
                 self.bound(pod, node, result, attempt);
             }
             Msg::Barrier(r) => self.read_barrier_listed(r),
@@ -540,10 +540,7 @@ impl Scheduler {
     /// The barrier's LIST arrived: apply it (unless the watch is already past it) and let
     /// scheduling start; a failed LIST, or one older than the Lease acquisition, is retried
     /// after a second.
-    fn read_barrier_listed(
-        &mut self,
-        r: Result<(u64, Vec<k8s_openapi::api::core::v1::Pod>), String>,
-    ) {
+    fn read_barrier_listed(&mut self, r: Result<(u64, Vec<crate::model::WirePod>), String>) {
         let Some((started, target)) = self.barrier else {
             return;
         };
@@ -908,7 +905,7 @@ impl Scheduler {
                         result,
                         attempt,
                     };
-                    let _ = tx.send(Msg::Bound(outcome)).await;
+                    let _ = tx.send(Msg::Bound(Box::new(outcome))).await;
                     return;
                 }
             }
@@ -932,7 +929,7 @@ impl Scheduler {
                 result,
                 attempt,
             };
-            let _ = tx.send(Msg::Bound(outcome)).await;
+            let _ = tx.send(Msg::Bound(Box::new(outcome))).await;
         });
         // Reap finished bindings so the set does not grow.
         while self.binds.try_join_next().is_some() {}

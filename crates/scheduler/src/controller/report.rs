@@ -221,8 +221,8 @@ impl Reporter {
 /// `regarding` and a status patch name: namespace, name, uid, resourceVersion, schedulerName
 /// and nominatedNodeName.
 pub(super) fn object_of(pod: &PodInfo) -> Arc<core::Pod> {
-    if let Some(o) = &pod.object {
-        return o.clone();
+    if let Some(o) = pod.object.arc() {
+        return o;
     }
     let some = |s: &str| Some(s.to_string()).filter(|s| !s.is_empty());
     Arc::new(core::Pod {

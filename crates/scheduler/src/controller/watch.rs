@@ -22,6 +22,34 @@ use tokio::task::JoinSet;
 use tracing::warn;
 
 use super::binder::BindOutcome;
+use crate::model::WirePod;
+
+/// Pods are watched and listed in their partial wire form ([`WirePod`]: the scheduling fields
+/// and the object's text), never as whole `v1.Pod`s: the same `pods` resource of the core `v1`
+/// group.
+impl Resource for WirePod {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "Pod".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "pods".into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
 
 /// The watched kinds (the watches of v1.22 `eventhandlers.go` `addAllEventHandlers`, plus
 /// Namespaces for pod affinity's `namespaceSelector`).
@@ -93,14 +121,15 @@ impl Kind {
     }
 }
 
-/// One watch event, by kind.
+/// One watch event, by kind (boxed whole in [`Msg::Watch`], so variants differ in size freely).
+#[allow(clippy::large_enum_variant)]
 pub(super) enum WatchMsg {
     /// [`Kind::Nodes`].
     Node(WatchEvent<core::Node>),
     /// [`Kind::AssignedPods`].
-    AssignedPod(WatchEvent<core::Pod>),
+    AssignedPod(WatchEvent<WirePod>),
     /// [`Kind::PendingPods`].
-    PendingPod(WatchEvent<core::Pod>),
+    PendingPod(WatchEvent<WirePod>),
     /// [`Kind::Services`].
     Service(WatchEvent<core::Service>),
     /// [`Kind::ReplicationControllers`].
@@ -123,16 +152,17 @@ pub(super) enum WatchMsg {
     Pdb(WatchEvent<k8s_openapi::api::policy::v1::PodDisruptionBudget>),
 }
 
-/// What the scheduling task receives: a watch event, or the end of a binding cycle.
-#[allow(clippy::large_enum_variant)]
+/// What the scheduling task receives: a watch event, or the end of a binding cycle. Small
+/// (the event is boxed), so that the watch tasks and the channel move a pointer, not a
+/// kilobytes-large object, per event.
 pub(super) enum Msg {
     /// A watch event.
-    Watch(WatchMsg),
-    /// A binding cycle ended (not boxed: watch events are the larger variant anyway).
-    Bound(BindOutcome),
+    Watch(Box<WatchMsg>),
+    /// A binding cycle ended.
+    Bound(Box<BindOutcome>),
     /// The read barrier's LIST of assigned pods ([`list_assigned_for_barrier`]): its
     /// resourceVersion and items, or the error.
-    Barrier(Result<(u64, Vec<core::Pod>), String>),
+    Barrier(Result<(u64, Vec<WirePod>), String>),
 }
 
 /// The assigned-pod selector: bound to a node and not terminated (the assigned watch and the
@@ -144,7 +174,7 @@ const ASSIGNED_PODS: &str = "spec.nodeName!=,status.phase!=Succeeded,status.phas
 /// included), sent on `tx` as [`Msg::Barrier`] with the list's resourceVersion (0 if it is not
 /// a number).
 pub(super) fn list_assigned_for_barrier(reads: &Client, tx: &mpsc::Sender<Msg>, after: Duration) {
-    let api = Api::<core::Pod>::all(reads.clone());
+    let api = Api::<WirePod>::all(reads.clone());
     let tx = tx.clone();
     tokio::spawn(async move {
         tokio::time::sleep(after).await;
@@ -335,7 +365,7 @@ where
     while let Some(ev) = stream.next().await {
         match ev {
             Ok(ev) => {
-                if tx.send(Msg::Watch(wrap(ev))).await.is_err() {
+                if tx.send(Msg::Watch(Box::new(wrap(ev)))).await.is_err() {
                     return;
                 }
             }
@@ -404,4 +434,40 @@ pub(super) fn key_of<K: Resource>(o: &K) -> String {
 /// `(namespace, name)` of a key ([`key_of`]).
 pub(super) fn split_key(key: &str) -> (&str, &str) {
     key.split_once('/').unwrap_or(("", key))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use kube::ResourceExt;
+
+    /// Pods decode in their wire form through kube's own watch-event and LIST types, as the
+    /// client reads them (`serde_json::from_str`): the object's text is kept whole (the
+    /// `RawValue` survives the adjacently tagged `WatchEvent` and `ObjectList`'s flattened
+    /// type fields), and the key and resourceVersion read through `kube::Resource`.
+    #[test]
+    fn pods_decode_in_wire_form_from_watch_lines_and_list_pages() {
+        let pod = r#"{"metadata":{"name":"p","namespace":"ns","resourceVersion":"12"},"spec":{"schedulerName":"s","containers":[{"name":"c","image":"i","resources":{"requests":{"cpu":"1"}}}]},"status":{"phase":"Pending"}}"#;
+        let line = format!(r#"{{"type":"MODIFIED","object":{pod}}}"#);
+        let ev: kube::core::WatchEvent<WirePod> = serde_json::from_str(&line).unwrap();
+        let kube::core::WatchEvent::Modified(w) = ev else {
+            panic!("not MODIFIED")
+        };
+        assert_eq!(
+            (key_of(&w).as_str(), w.scheduler_name()),
+            ("ns/p", Some("s"))
+        );
+        assert_eq!(w.resource_version().as_deref(), Some("12"));
+        let whole: core::Pod = serde_json::from_str(pod).unwrap();
+        assert_eq!(w.object().get(), Some(&whole));
+        let page = format!(
+            r#"{{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"40","continue":"c1"}},"items":[{pod},{pod}]}}"#
+        );
+        let list: kube::core::ObjectList<WirePod> = serde_json::from_str(&page).unwrap();
+        assert_eq!(list.items.len(), 2);
+        assert_eq!(list.metadata.resource_version.as_deref(), Some("40"));
+        assert_eq!(list.items[1].object().get(), Some(&whole));
+    }
 }

@@ -505,7 +505,7 @@ mod tests {
             ),
             ..Default::default()
         });
-        p.object = Some(std::sync::Arc::new(raw));
+        p.object = crate::model::PodObject::decoded(std::sync::Arc::new(raw));
         assert!(mem.is_interested(&p));
     }
 

@@ -280,6 +280,15 @@ pub trait FilterPlugin: Send + Sync {
     /// Filter one node.
     fn filter(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status;
 
+    /// The code [`FilterPlugin::filter`] returns on this node, without building its reasons:
+    /// the search records a node that fails by plugin and code, and builds the status (the
+    /// text of the FailedScheduling message) only when a cycle reports it. The default calls
+    /// `filter`; a plugin whose failure text costs an allocation (a `format!`, a `Vec`)
+    /// overrides it, and must return exactly `filter(..).code`.
+    fn filter_code(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Code {
+        self.filter(state, pod, node).code
+    }
+
     /// Reserve, decision half: what this plugin needs reserved for `pod` on the chosen `node`,
     /// read from its cycle state (only called when PreFilter did not skip). The default
     /// reserves nothing.

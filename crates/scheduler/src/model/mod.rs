@@ -12,7 +12,10 @@
 //! - `gpu`: the GPU resource names, [`GpuRequest`] and the per-device accounting of a node;
 //! - `terms`: parsed inter-pod affinity terms and topology spread constraints, selectors
 //!   compiled;
-//! - `volumes`: the pod volumes the volume plugins look at ([`PodVolumeRefs`], [`DiskVolume`]).
+//! - `volumes`: the pod volumes the volume plugins look at ([`PodVolumeRefs`], [`DiskVolume`]);
+//! - `wire`: the partial wire form of a pod that cluster mode decodes watch events and LIST
+//!   pages into ([`WirePod`]: the scheduling fields and the object's text), and [`PodObject`],
+//!   a pod's API object kept decoded or as text decoded on first use.
 //!
 //! The model imports only the value modules (`quantity`, `labels`); the framework, the plugins,
 //! the snapshot and everything above import it, never the reverse. Each item has one public
@@ -25,6 +28,7 @@ mod resource;
 mod taints;
 mod terms;
 mod volumes;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -47,3 +51,4 @@ pub use terms::{
     WhenUnsatisfiable, compile_label_selector, parse_pod_affinity, parse_spread_constraints,
 };
 pub use volumes::{DiskVolume, InlineVolume, PodVolumeRefs, VolumeRef};
+pub use wire::{PodObject, WireContainer, WirePod, WirePodSpec, WirePodStatus, WireResources};

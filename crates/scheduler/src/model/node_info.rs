@@ -196,7 +196,8 @@ impl NodeInfo {
         let status = node.status.as_ref().unwrap_or(&no_status);
         // v1.22 `NodeInfo.SetNode` reads `status.allocatable` only; capacity is not a fallback.
         let mut allocatable = Resource::default();
-        let alloc = parse_list(status.allocatable.as_ref(), "status.allocatable").map_err(err)?;
+        let alloc =
+            parse_list(status.allocatable.as_ref(), || "status.allocatable".into()).map_err(err)?;
         for (n, milli, value) in &alloc {
             allocatable.add_named(n, *milli, *value);
         }

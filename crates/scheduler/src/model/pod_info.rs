@@ -12,9 +12,12 @@
 //! Cluster mode's cache drops it once the pod is bound ([`PodInfo::without_object`]);
 //! `simulate`, which holds a file's worth of pods, keeps it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use thiserror::Error;
 
@@ -27,6 +30,7 @@ use super::terms::{
     PodAffinityTerms, SpreadConstraint, parse_pod_affinity, parse_spread_constraints,
 };
 use super::volumes::{DiskVolume, PodVolumeRefs};
+use super::wire::{PodObject, WireContainer, WirePod, WirePodSpec};
 use crate::labels::{Labels, NodeSelector};
 use crate::quantity::QuantityError;
 
@@ -163,7 +167,7 @@ pub struct PodInfo {
     /// once the cache holds the pod as bound, unless cluster mode keeps the objects for an
     /// extender that is not `nodeCacheCapable` (v1.22 sends it the victims of preemption as
     /// full `v1.Pod`s).
-    pub object: Option<Arc<core::Pod>>,
+    pub object: PodObject,
 }
 
 impl PodInfo {
@@ -174,13 +178,13 @@ impl PodInfo {
 
     /// The decoded `v1.Pod`, while it is kept ([`PodInfo::object`]).
     pub fn object(&self) -> Option<&core::Pod> {
-        self.object.as_deref()
+        self.object.get()
     }
 
     /// This pod without its API object: what the cache keeps of a bound pod.
     #[must_use]
     pub fn without_object(mut self) -> PodInfo {
-        self.object = None;
+        self.object = PodObject::none();
         self
     }
 
@@ -198,245 +202,335 @@ impl PodInfo {
     /// # Errors
     /// As [`PodInfo::from_pod`].
     pub fn from_arc(pod: Arc<core::Pod>) -> Result<PodInfo, PodError> {
-        let meta = &pod.metadata;
-        let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-        let name = meta.name.clone().unwrap_or_default();
-        let key = format!("{namespace}/{name}");
-        let err = |(field, source): (String, QuantityError)| PodError {
-            pod: key.clone(),
-            field,
-            source: source.into(),
-        };
         let no_spec = core::PodSpec::default();
         let spec = pod.spec.as_ref().unwrap_or(&no_spec);
-
-        let mut requests = Resource::default();
-        let mut non0_cpu = 0i64;
-        let mut non0_mem = 0i64;
-        let mut host_ports = Vec::new();
-        for (i, c) in spec.containers.iter().enumerate() {
-            let list = parse_list(
-                c.resources.as_ref().and_then(|r| r.requests.as_ref()),
-                &format!("spec.containers[{i}].resources.requests"),
-            )
-            .map_err(err)?;
-            let (mut cpu, mut mem) = (None, None);
-            for (n, milli, value) in &list {
-                requests.add_named(n, *milli, *value);
-                if n == "cpu" {
-                    cpu = Some(*milli);
-                } else if n == "memory" {
-                    mem = Some(*value);
-                }
-            }
-            non0_cpu = non0_cpu.saturating_add(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
-            non0_mem = non0_mem.saturating_add(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
-            for p in c.ports.iter().flatten() {
-                if let Some(hp) = p.host_port.filter(|hp| *hp > 0) {
-                    host_ports.push(HostPort {
-                        ip: p
-                            .host_ip
-                            .clone()
-                            .filter(|s| !s.is_empty())
-                            .unwrap_or_else(|| "0.0.0.0".into()),
-                        protocol: p
-                            .protocol
-                            .clone()
-                            .filter(|s| !s.is_empty())
-                            .unwrap_or_else(|| "TCP".into()),
-                        port: hp,
-                    });
-                }
-            }
-        }
-        for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-            let list = parse_list(
-                c.resources.as_ref().and_then(|r| r.requests.as_ref()),
-                &format!("spec.initContainers[{i}].resources.requests"),
-            )
-            .map_err(err)?;
-            let (mut cpu, mut mem) = (None, None);
-            for (n, milli, value) in &list {
-                requests.max_named(n, *milli, *value);
-                if n == "cpu" {
-                    cpu = Some(*milli);
-                } else if n == "memory" {
-                    mem = Some(*value);
-                }
-            }
-            non0_cpu = non0_cpu.max(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
-            non0_mem = non0_mem.max(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
-        }
-        let overhead = parse_list(spec.overhead.as_ref(), "spec.overhead").map_err(err)?;
-        let (mut score_cpu, mut score_mem) = (non0_cpu, non0_mem);
-        for (n, _, value) in &overhead {
-            if n == "cpu" {
-                score_cpu = score_cpu.saturating_add(*value);
-            } else if n == "memory" {
-                score_mem = score_mem.saturating_add(*value);
-            }
-        }
-        for (n, milli, value) in &overhead {
-            requests.add_named(n, *milli, *value);
-            if n == "cpu" {
-                non0_cpu = non0_cpu.saturating_add(*milli);
-            } else if n == "memory" {
-                non0_mem = non0_mem.saturating_add(*value);
-            }
-        }
-
-        let required_node_affinity = spec
-            .affinity
-            .as_ref()
-            .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|na| {
-                na.required_during_scheduling_ignored_during_execution
-                    .as_ref()
-            })
-            .map(NodeSelector::compile);
-
-        let tolerations = spec
-            .tolerations
-            .iter()
-            .flatten()
-            .map(|t| Toleration {
-                key: t.key.clone().unwrap_or_default(),
-                operator: match t.operator.as_deref() {
-                    None | Some("") | Some("Equal") => TolerationOperator::Equal,
-                    Some("Exists") => TolerationOperator::Exists,
-                    Some(_) => TolerationOperator::Invalid,
-                },
-                value: t.value.clone().unwrap_or_default(),
-                effect: t.effect.clone().filter(|e| !e.is_empty()),
-            })
-            .collect();
-
-        let disk_volumes = spec
-            .volumes
-            .iter()
-            .flatten()
-            .filter_map(|v| {
-                if let Some(g) = &v.gce_persistent_disk {
-                    Some(DiskVolume::GcePd {
-                        pd_name: g.pd_name.clone(),
-                        read_only: g.read_only.unwrap_or(false),
-                    })
-                } else if let Some(a) = &v.aws_elastic_block_store {
-                    Some(DiskVolume::AwsEbs {
-                        volume_id: a.volume_id.clone(),
-                    })
-                } else if let Some(r) = &v.rbd {
-                    Some(DiskVolume::Rbd {
-                        monitors: r.monitors.clone(),
-                        pool: r.pool.clone().unwrap_or_else(|| "rbd".into()),
-                        image: r.image.clone(),
-                        read_only: r.read_only.unwrap_or(false),
-                    })
-                } else {
-                    v.iscsi.as_ref().map(|i| DiskVolume::Iscsi {
-                        iqn: i.iqn.clone(),
-                        read_only: i.read_only.unwrap_or(false),
-                    })
-                }
-            })
-            .collect();
-
-        let selector_err = |(field, message): (String, String)| PodError {
-            pod: key.clone(),
-            field,
-            source: PodFieldError::Selector(message),
-        };
-        let pod_affinity =
-            parse_pod_affinity(&namespace, spec.affinity.as_ref()).map_err(selector_err)?;
-        let topology_spread_constraints =
-            parse_spread_constraints(spec.topology_spread_constraints.as_ref())
-                .map_err(selector_err)?;
-        let volumes = PodVolumeRefs::parse(&name, spec.volumes.as_deref().unwrap_or_default());
-
-        let whole = requests.scalar(RESOURCE_GPU);
-        let share = requests.scalar(RESOURCE_GPU_MILLI);
-        let gpu = if whole > 0 {
-            GpuRequest {
-                count: u32::try_from(whole).unwrap_or(u32::MAX),
-                milli: GPU_MILLI_PER_DEVICE,
-            }
-        } else if share > 0 {
-            GpuRequest {
-                count: 1,
-                milli: u32::try_from(share.min(i64::from(GPU_MILLI_PER_DEVICE))).unwrap_or(0),
-            }
-        } else {
-            GpuRequest::default()
-        };
-        let gpu_indexes = meta
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(ANNOTATION_GPU_INDEXES))
-            .map(|s| {
-                s.split(',')
-                    .filter_map(|x| x.trim().parse::<u32>().ok())
-                    .collect::<Vec<_>>()
-            });
-
         let status = pod.status.as_ref();
-        let controller = meta
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|o| o.controller == Some(true))
-            .map(|o| ControllerRef {
-                api_version: o.api_version.clone(),
-                kind: o.kind.clone(),
-                name: o.name.clone(),
-                uid: o.uid.clone(),
-            });
-        let info = PodInfo {
-            namespace,
-            name,
-            uid: meta.uid.clone().unwrap_or_default(),
-            labels: meta.labels.clone().unwrap_or_default(),
-            priority: spec.priority.unwrap_or(0),
-            creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
-            scheduler_name: spec
-                .scheduler_name
-                .clone()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "default-scheduler".into()),
-            node_name: spec.node_name.clone().unwrap_or_default(),
-            requests,
-            non_zero_milli_cpu: non0_cpu,
-            non_zero_memory: non0_mem,
-            score_milli_cpu: score_cpu,
-            score_memory: score_mem,
-            host_ports,
-            node_selector: spec.node_selector.clone().unwrap_or_default(),
-            required_node_affinity,
-            tolerations,
-            disk_volumes,
-            volumes,
-            gpu,
-            gpu_indexes,
-            has_topology_spread_constraints: spec
-                .topology_spread_constraints
-                .as_ref()
-                .is_some_and(|c| !c.is_empty()),
-            pod_affinity,
-            topology_spread_constraints,
-            terminating: meta.deletion_timestamp.is_some(),
-            resource_version: meta.resource_version.clone().unwrap_or_default(),
-            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
-            nominated_node_name: status
-                .and_then(|s| s.nominated_node_name.clone())
-                .unwrap_or_default(),
-            preempt_never: spec.preemption_policy.as_deref() == Some("Never"),
-            controller,
-            object: None,
+        let fields = SpecFields {
+            containers: &spec.containers,
+            init_containers: spec.init_containers.as_deref().unwrap_or_default(),
+            overhead: spec.overhead.as_ref(),
+            affinity: spec.affinity.as_ref(),
+            tolerations: spec.tolerations.as_deref().unwrap_or_default(),
+            volumes: spec.volumes.as_deref().unwrap_or_default(),
+            topology_spread_constraints: spec.topology_spread_constraints.as_ref(),
+            priority: spec.priority,
+            scheduler_name: spec.scheduler_name.as_deref(),
+            node_name: spec.node_name.as_deref(),
+            node_selector: spec.node_selector.as_ref(),
+            preemption_policy: spec.preemption_policy.as_deref(),
+            start_time: status.and_then(|s| s.start_time.as_ref()),
+            nominated_node_name: status.and_then(|s| s.nominated_node_name.as_deref()),
         };
+        let info = build(&pod.metadata, &fields)?;
         Ok(PodInfo {
-            object: Some(pod),
+            object: PodObject::decoded(pod),
             ..info
         })
     }
+
+    /// Build from a pod as a watch or a LIST delivered it ([`WirePod`]: the scheduling fields
+    /// decoded, the object's text kept), keeping the object as that text, decoded only if
+    /// something reads it ([`PodInfo::object`]). The same fields, defaults and errors as
+    /// [`PodInfo::from_pod`] of the whole object.
+    ///
+    /// # Errors
+    /// As [`PodInfo::from_pod`].
+    pub fn from_wire(pod: &WirePod) -> Result<PodInfo, PodError> {
+        let no_spec = WirePodSpec::default();
+        let spec = pod.spec.as_ref().unwrap_or(&no_spec);
+        let status = pod.status.as_ref();
+        let fields = SpecFields {
+            containers: &spec.containers,
+            init_containers: spec.init_containers.as_deref().unwrap_or_default(),
+            overhead: spec.overhead.as_ref(),
+            affinity: spec.affinity.as_ref(),
+            tolerations: spec.tolerations.as_deref().unwrap_or_default(),
+            volumes: spec.volumes.as_deref().unwrap_or_default(),
+            topology_spread_constraints: spec.topology_spread_constraints.as_ref(),
+            priority: spec.priority,
+            scheduler_name: spec.scheduler_name.as_deref(),
+            node_name: spec.node_name.as_deref(),
+            node_selector: spec.node_selector.as_ref(),
+            preemption_policy: spec.preemption_policy.as_deref(),
+            start_time: status.and_then(|s| s.start_time.as_ref()),
+            nominated_node_name: status.and_then(|s| s.nominated_node_name.as_deref()),
+        };
+        let info = build(&pod.metadata, &fields)?;
+        Ok(PodInfo {
+            object: pod.object(),
+            ..info
+        })
+    }
+}
+
+/// A container as [`build`] reads it: its requests and its ports (`v1.Container` or the wire
+/// form).
+trait ContainerFields {
+    fn requests(&self) -> Option<&BTreeMap<String, Quantity>>;
+    fn ports(&self) -> &[core::ContainerPort];
+}
+
+impl ContainerFields for core::Container {
+    fn requests(&self) -> Option<&BTreeMap<String, Quantity>> {
+        self.resources.as_ref()?.requests.as_ref()
+    }
+    fn ports(&self) -> &[core::ContainerPort] {
+        self.ports.as_deref().unwrap_or_default()
+    }
+}
+
+impl ContainerFields for WireContainer {
+    fn requests(&self) -> Option<&BTreeMap<String, Quantity>> {
+        self.resources.as_ref()?.requests.as_ref()
+    }
+    fn ports(&self) -> &[core::ContainerPort] {
+        self.ports.as_deref().unwrap_or_default()
+    }
+}
+
+/// The spec and status fields [`build`] reads, borrowed from a `v1.Pod` or a [`WirePod`].
+struct SpecFields<'a, C> {
+    containers: &'a [C],
+    init_containers: &'a [C],
+    overhead: Option<&'a BTreeMap<String, Quantity>>,
+    affinity: Option<&'a core::Affinity>,
+    tolerations: &'a [core::Toleration],
+    volumes: &'a [core::Volume],
+    topology_spread_constraints: Option<&'a Vec<core::TopologySpreadConstraint>>,
+    priority: Option<i32>,
+    scheduler_name: Option<&'a str>,
+    node_name: Option<&'a str>,
+    node_selector: Option<&'a BTreeMap<String, String>>,
+    preemption_policy: Option<&'a str>,
+    start_time: Option<&'a Time>,
+    nominated_node_name: Option<&'a str>,
+}
+
+/// The compact [`PodInfo`] (no object) of a pod's metadata and scheduling fields.
+fn build<C: ContainerFields>(
+    meta: &ObjectMeta,
+    spec: &SpecFields<'_, C>,
+) -> Result<PodInfo, PodError> {
+    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+    let name = meta.name.clone().unwrap_or_default();
+    let key = || format!("{namespace}/{name}");
+    let err = |(field, source): (String, QuantityError)| PodError {
+        pod: key(),
+        field,
+        source: source.into(),
+    };
+
+    let mut requests = Resource::default();
+    let mut non0_cpu = 0i64;
+    let mut non0_mem = 0i64;
+    let mut host_ports = Vec::new();
+    for (i, c) in spec.containers.iter().enumerate() {
+        let list = parse_list(c.requests(), || {
+            format!("spec.containers[{i}].resources.requests")
+        })
+        .map_err(err)?;
+        let (mut cpu, mut mem) = (None, None);
+        for (n, milli, value) in &list {
+            requests.add_named(n, *milli, *value);
+            if *n == "cpu" {
+                cpu = Some(*milli);
+            } else if *n == "memory" {
+                mem = Some(*value);
+            }
+        }
+        non0_cpu = non0_cpu.saturating_add(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
+        non0_mem = non0_mem.saturating_add(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
+        for p in c.ports() {
+            if let Some(hp) = p.host_port.filter(|hp| *hp > 0) {
+                host_ports.push(HostPort {
+                    ip: p
+                        .host_ip
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| "0.0.0.0".into()),
+                    protocol: p
+                        .protocol
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| "TCP".into()),
+                    port: hp,
+                });
+            }
+        }
+    }
+    for (i, c) in spec.init_containers.iter().enumerate() {
+        let list = parse_list(c.requests(), || {
+            format!("spec.initContainers[{i}].resources.requests")
+        })
+        .map_err(err)?;
+        let (mut cpu, mut mem) = (None, None);
+        for (n, milli, value) in &list {
+            requests.max_named(n, *milli, *value);
+            if *n == "cpu" {
+                cpu = Some(*milli);
+            } else if *n == "memory" {
+                mem = Some(*value);
+            }
+        }
+        non0_cpu = non0_cpu.max(cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST));
+        non0_mem = non0_mem.max(mem.unwrap_or(DEFAULT_MEMORY_REQUEST));
+    }
+    let overhead = parse_list(spec.overhead, || "spec.overhead".to_string()).map_err(err)?;
+    let (mut score_cpu, mut score_mem) = (non0_cpu, non0_mem);
+    for (n, _, value) in &overhead {
+        if *n == "cpu" {
+            score_cpu = score_cpu.saturating_add(*value);
+        } else if *n == "memory" {
+            score_mem = score_mem.saturating_add(*value);
+        }
+    }
+    for (n, milli, value) in &overhead {
+        requests.add_named(n, *milli, *value);
+        if *n == "cpu" {
+            non0_cpu = non0_cpu.saturating_add(*milli);
+        } else if *n == "memory" {
+            non0_mem = non0_mem.saturating_add(*value);
+        }
+    }
+
+    let required_node_affinity = spec
+        .affinity
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(NodeSelector::compile);
+
+    let tolerations = spec
+        .tolerations
+        .iter()
+        .map(|t| Toleration {
+            key: t.key.clone().unwrap_or_default(),
+            operator: match t.operator.as_deref() {
+                None | Some("") | Some("Equal") => TolerationOperator::Equal,
+                Some("Exists") => TolerationOperator::Exists,
+                Some(_) => TolerationOperator::Invalid,
+            },
+            value: t.value.clone().unwrap_or_default(),
+            effect: t.effect.clone().filter(|e| !e.is_empty()),
+        })
+        .collect();
+
+    let disk_volumes = spec
+        .volumes
+        .iter()
+        .filter_map(|v| {
+            if let Some(g) = &v.gce_persistent_disk {
+                Some(DiskVolume::GcePd {
+                    pd_name: g.pd_name.clone(),
+                    read_only: g.read_only.unwrap_or(false),
+                })
+            } else if let Some(a) = &v.aws_elastic_block_store {
+                Some(DiskVolume::AwsEbs {
+                    volume_id: a.volume_id.clone(),
+                })
+            } else if let Some(r) = &v.rbd {
+                Some(DiskVolume::Rbd {
+                    monitors: r.monitors.clone(),
+                    pool: r.pool.clone().unwrap_or_else(|| "rbd".into()),
+                    image: r.image.clone(),
+                    read_only: r.read_only.unwrap_or(false),
+                })
+            } else {
+                v.iscsi.as_ref().map(|i| DiskVolume::Iscsi {
+                    iqn: i.iqn.clone(),
+                    read_only: i.read_only.unwrap_or(false),
+                })
+            }
+        })
+        .collect();
+
+    let selector_err = |(field, message): (String, String)| PodError {
+        pod: key(),
+        field,
+        source: PodFieldError::Selector(message),
+    };
+    let pod_affinity = parse_pod_affinity(&namespace, spec.affinity).map_err(selector_err)?;
+    let topology_spread_constraints =
+        parse_spread_constraints(spec.topology_spread_constraints).map_err(selector_err)?;
+    let volumes = PodVolumeRefs::parse(&name, spec.volumes);
+
+    let whole = requests.scalar(RESOURCE_GPU);
+    let share = requests.scalar(RESOURCE_GPU_MILLI);
+    let gpu = if whole > 0 {
+        GpuRequest {
+            count: u32::try_from(whole).unwrap_or(u32::MAX),
+            milli: GPU_MILLI_PER_DEVICE,
+        }
+    } else if share > 0 {
+        GpuRequest {
+            count: 1,
+            milli: u32::try_from(share.min(i64::from(GPU_MILLI_PER_DEVICE))).unwrap_or(0),
+        }
+    } else {
+        GpuRequest::default()
+    };
+    let gpu_indexes = meta
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ANNOTATION_GPU_INDEXES))
+        .map(|s| {
+            s.split(',')
+                .filter_map(|x| x.trim().parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        });
+
+    let controller = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| ControllerRef {
+            api_version: o.api_version.clone(),
+            kind: o.kind.clone(),
+            name: o.name.clone(),
+            uid: o.uid.clone(),
+        });
+    Ok(PodInfo {
+        uid: meta.uid.clone().unwrap_or_default(),
+        labels: meta.labels.clone().unwrap_or_default(),
+        priority: spec.priority.unwrap_or(0),
+        creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
+        scheduler_name: spec
+            .scheduler_name
+            .filter(|s| !s.is_empty())
+            .unwrap_or("default-scheduler")
+            .to_string(),
+        node_name: spec.node_name.unwrap_or_default().to_string(),
+        requests,
+        non_zero_milli_cpu: non0_cpu,
+        non_zero_memory: non0_mem,
+        score_milli_cpu: score_cpu,
+        score_memory: score_mem,
+        host_ports,
+        node_selector: spec.node_selector.cloned().unwrap_or_default(),
+        required_node_affinity,
+        tolerations,
+        disk_volumes,
+        volumes,
+        gpu,
+        gpu_indexes,
+        has_topology_spread_constraints: spec
+            .topology_spread_constraints
+            .is_some_and(|c| !c.is_empty()),
+        pod_affinity,
+        topology_spread_constraints,
+        terminating: meta.deletion_timestamp.is_some(),
+        resource_version: meta.resource_version.clone().unwrap_or_default(),
+        start_time: spec.start_time.map(|t| t.0),
+        nominated_node_name: spec.nominated_node_name.unwrap_or_default().to_string(),
+        preempt_never: spec.preemption_policy == Some("Never"),
+        controller,
+        object: PodObject::none(),
+        namespace,
+        name,
+    })
 }
 
 #[cfg(test)]
@@ -446,6 +540,122 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 
     use super::*;
+
+    /// A pod using every field the model reads, as JSON.
+    fn rich_pod() -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": "rich", "namespace": "ns", "uid": "u-1", "resourceVersion": "77",
+                "creationTimestamp": "2026-01-02T03:04:05Z",
+                "deletionTimestamp": "2026-01-02T03:05:05Z",
+                "labels": {"app": "web", "tier": "front"},
+                "annotations": {ANNOTATION_GPU_INDEXES: "1, 3", "other": "x"},
+                "ownerReferences": [
+                    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u-rs", "controller": true}
+                ],
+                "managedFields": [{"manager": "kubectl", "operation": "Update"}]
+            },
+            "spec": {
+                "containers": [
+                    {"name": "a", "image": "nginx:1", "command": ["sh"], "env": [{"name": "E", "value": "v"}],
+                     "resources": {"requests": {"cpu": "250m", "memory": "1Gi", "nvidia.com/gpu": "2"},
+                                   "limits": {"cpu": "1"}},
+                     "ports": [{"containerPort": 80, "hostPort": 8080},
+                               {"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"},
+                               {"containerPort": 90}]},
+                    {"name": "b", "image": "busybox"}
+                ],
+                "initContainers": [
+                    {"name": "i", "resources": {"requests": {"cpu": "2", "ephemeral-storage": "1Gi"}}}
+                ],
+                "overhead": {"cpu": "1500m", "memory": "10Mi"},
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}
+                        ]},
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 3, "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}}
+                        ]
+                    },
+                    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+                    ]},
+                    "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 5, "podAffinityTerm": {"labelSelector": {"matchExpressions": [
+                            {"key": "app", "operator": "NotIn", "values": ["x"]}]},
+                            "namespaces": ["other"], "topologyKey": "kubernetes.io/hostname"}}
+                    ]}
+                },
+                "tolerations": [
+                    {"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"},
+                    {"operator": "Exists"},
+                    {"key": "odd", "operator": "Sometimes", "effect": ""}
+                ],
+                "volumes": [
+                    {"name": "g", "gcePersistentDisk": {"pdName": "pd", "readOnly": true}},
+                    {"name": "e", "awsElasticBlockStore": {"volumeID": "vol-1"}},
+                    {"name": "r", "rbd": {"monitors": ["m1"], "image": "img"}},
+                    {"name": "s", "iscsi": {"targetPortal": "t", "iqn": "iqn.x", "lun": 0}},
+                    {"name": "c", "persistentVolumeClaim": {"claimName": "claim"}},
+                    {"name": "cm", "configMap": {"name": "cfg"}}
+                ],
+                "topologySpreadConstraints": [
+                    {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                     "labelSelector": {"matchLabels": {"app": "web"}}}
+                ],
+                "priority": 1000,
+                "schedulerName": "mine",
+                "nodeName": "n1",
+                "nodeSelector": {"disk": "ssd"},
+                "preemptionPolicy": "Never"
+            },
+            "status": {
+                "phase": "Pending",
+                "startTime": "2026-01-02T03:04:06Z",
+                "nominatedNodeName": "n2",
+                "conditions": [{"type": "PodScheduled", "status": "False"}]
+            }
+        })
+    }
+
+    /// The wire decode ([`PodInfo::from_wire`]) gives the very PodInfo the whole object's
+    /// ([`PodInfo::from_pod`]) does, every field, for a pod using everything the model reads, a
+    /// bare one, and one without a spec; and the same error for a malformed one. The whole
+    /// object is decoded from the kept text on demand, equal to the one decoded at once.
+    #[test]
+    fn wire_decode_matches_the_whole_object() {
+        let bare = serde_json::json!({"metadata": {"name": "bare"}, "spec": {"containers": [{"name": "c"}]}});
+        let no_spec = serde_json::json!({"metadata": {"name": "nospec", "namespace": "x"}});
+        for v in [rich_pod(), bare, no_spec] {
+            let text = v.to_string();
+            let whole: core::Pod = serde_json::from_value(v).unwrap();
+            let wire = WirePod::from_json(&text).unwrap();
+            let a = PodInfo::from_pod(whole.clone()).unwrap();
+            let b = PodInfo::from_wire(&wire).unwrap();
+            assert_eq!(b.object(), Some(&whole));
+            assert_eq!(
+                format!("{:?}", a.without_object()),
+                format!("{:?}", b.without_object())
+            );
+        }
+        let mut bad = rich_pod();
+        bad["spec"]["initContainers"][0]["resources"]["requests"]["cpu"] = "2x".into();
+        let whole: core::Pod = serde_json::from_value(bad.clone()).unwrap();
+        let wire = WirePod::from_json(&bad.to_string()).unwrap();
+        let (a, b) = (PodInfo::from_pod(whole), PodInfo::from_wire(&wire));
+        assert!(a.is_err());
+        assert_eq!(a.unwrap_err(), b.unwrap_err());
+        let mut bad = rich_pod();
+        bad["spec"]["topologySpreadConstraints"][0]["labelSelector"] =
+            serde_json::json!({"matchExpressions": [{"key": "k", "operator": "In"}]});
+        let whole: core::Pod = serde_json::from_value(bad.clone()).unwrap();
+        let wire = WirePod::from_json(&bad.to_string()).unwrap();
+        let (a, b) = (PodInfo::from_pod(whole), PodInfo::from_wire(&wire));
+        assert!(a.is_err());
+        assert_eq!(a.unwrap_err(), b.unwrap_err());
+    }
 
     /// The identity and status fields the controller and preemption read are decoded into the
     /// compact fields, so that a pod without its object ([`PodInfo::without_object`]) loses

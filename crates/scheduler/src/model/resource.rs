@@ -148,15 +148,16 @@ impl Resource {
 }
 
 /// Parsed `(name, milli value, value)` triples of a resource list.
-type ParsedList = Vec<(String, i64, i64)>;
+type ParsedList<'a> = Vec<(&'a str, i64, i64)>;
 
-pub(super) fn parse_list(
-    list: Option<&BTreeMap<String, Quantity>>,
-    field: &str,
-) -> Result<ParsedList, (String, QuantityError)> {
+/// Parse a resource list; `field` names it in an error (called only then).
+pub(super) fn parse_list<'a>(
+    list: Option<&'a BTreeMap<String, Quantity>>,
+    field: impl Fn() -> String,
+) -> Result<ParsedList<'a>, (String, QuantityError)> {
     let mut out = Vec::new();
     for (name, q) in list.into_iter().flatten() {
-        let f = || format!("{field}[{name}]");
+        let f = || format!("{}[{name}]", field());
         let value = quantity::value(&q.0).map_err(|e| (f(), e))?;
         let milli = if name == "cpu" {
             quantity::milli_value(&q.0).map_err(|e| (f(), e))?
@@ -166,7 +167,7 @@ pub(super) fn parse_list(
         if value < 0 || milli < 0 {
             return Err((f(), QuantityError::Negative(q.0.clone())));
         }
-        out.push((name.clone(), milli, value));
+        out.push((name.as_str(), milli, value));
     }
     Ok(out)
 }

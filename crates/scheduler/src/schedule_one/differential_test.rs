@@ -13,7 +13,12 @@
 //!   the same order with the same totals (up to the constant of the uniform plugins it leaves
 //!   out) and choose a top-scored node;
 //! - each cpu/memory scorer's column scores must equal its per-node `score` on every node, bit
-//!   for bit.
+//!   for bit;
+//! - the fused search (cpu/memory scores computed by the workers as they filter, statuses of
+//!   failing nodes built only when reported) must give exactly the result of the unfused one
+//!   (scores in a second pass, every status built), with one worker and with three: the same
+//!   node, the same totals, the same error;
+//! - each filter's `filter_code` must be the code of its `filter` on every node.
 //!
 //! Then the pod is placed on the chosen node, so later pods meet its ports, its spread and its
 //! requests.
@@ -270,6 +275,31 @@ fn column_scores_equal_per_node_scores(fwk: &Framework, snap: &Snapshot, p: &Pod
     );
 }
 
+/// Every filter's `filter_code` is the code of its `filter`, on every node (after PreFilter,
+/// as the search calls them).
+fn filter_codes_equal_filter_statuses(fwk: &Framework, snap: &Snapshot, p: &PodInfo, at: &str) {
+    let mut state = CycleState::new();
+    let mut active = Vec::new();
+    if !fwk
+        .run_pre_filter_plugins(&mut state, p, snap, &mut active)
+        .is_success()
+    {
+        return;
+    }
+    for &fi in &active {
+        let f = &fwk.filters[fi];
+        for n in snap.nodes() {
+            assert_eq!(
+                f.filter_code(&state, p, n),
+                f.filter(&state, p, n).code,
+                "{at}: {} on {}",
+                f.name(),
+                n.name
+            );
+        }
+    }
+}
+
 fn run_seed(fwk: &Framework, seed: u64) {
     let mut r = Rng::new(seed);
     let n_nodes = 3 + r.below(30) as usize;
@@ -284,14 +314,27 @@ fn run_seed(fwk: &Framework, seed: u64) {
     let mut snap = snapshot(nodes, &running);
     let mut explained = Algorithm::new(100, seed);
     let mut fast = Algorithm::new(100, seed);
+    let mut unfused = Algorithm::new(100, seed);
+    unfused.set_fused(false);
+    let mut fused3 = Algorithm::new(100, seed);
+    fused3.set_workers_exactly(3);
     for k in 0..20 {
         let p = random_pod(&mut r, &format!("p{k}")).info();
         let at = format!("seed {seed} pod {k}");
         let reference = reference(fwk, &snap, &p);
         column_scores_equal_per_node_scores(fwk, &snap, &p, &at);
+        filter_codes_equal_filter_statuses(fwk, &snap, &p, &at);
         let start = fast.next_start_node_index % snap.len();
         let a = explained.schedule(fwk, &snap, &p, true);
         let b = fast.schedule(fwk, &snap, &p, false);
+        let u = unfused.schedule(fwk, &snap, &p, false);
+        let b3 = fused3.schedule(fwk, &snap, &p, false);
+        assert_eq!(b, u, "{at}: fused vs unfused search");
+        assert_eq!(b, b3, "{at}: 1 vs 3 workers");
+        if b.is_ok() {
+            assert_eq!(fast.scoring.totals, unfused.scoring.totals, "{at}");
+            assert_eq!(fast.scoring.totals, fused3.scoring.totals, "{at}");
+        }
         let Some(want) = reference else {
             assert!(matches!(a, Err(ScheduleError::Fit(_))), "{at}: {a:?}");
             assert_eq!(a.as_ref().err(), b.as_ref().err(), "{at}");

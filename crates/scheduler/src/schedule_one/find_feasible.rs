@@ -8,6 +8,19 @@
 //! reasons merged), [`filter_with_fast_check`] (every active filter has a [`FastCheck`]: one
 //! combined check decides most nodes, the others run the filters in order), and
 //! [`filter_plugin_by_plugin`] (each filter's batch entry point over the whole chunk).
+//!
+//! Two things keep the search from doing per-node work nobody reads:
+//!
+//! - **Fused scoring.** When the profile has cpu/memory scorers ([`HotScorer`]), the worker
+//!   that filters a chunk also computes their weighted sum on each node that fits, from the
+//!   node columns it has just read ([`Search::totals`], in the order of
+//!   [`Search::feasible`]); `prioritize` takes that part of the totals instead of a second
+//!   pass over the feasible nodes when PreScore leaves the same scorers per node.
+//! - **Deferred statuses.** On the fast-check path a node that fails is recorded by node and
+//!   failing filter ([`FilterPlugin::filter_code`](crate::framework::FilterPlugin::filter_code):
+//!   no reason text is built); [`Search::materialize_statuses`] builds the statuses, with the
+//!   same `filter` calls, only when the cycle reports them (no node fits, `explain`, filtering
+//!   extenders). `Error` statuses are recorded at once.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,7 +28,8 @@ use std::sync::Arc;
 use super::error::{FitError, NodeStatuses, ScheduleError};
 use super::workers::Workers;
 use crate::extender::{self, Extender};
-use crate::framework::{Code, CycleState, FastCheck, Framework, NominatedPods, Status};
+use crate::framework::plugins::node_resources_columns::ScoreInput;
+use crate::framework::{Code, CycleState, FastCheck, Framework, HotScorer, NominatedPods, Status};
 use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
@@ -97,6 +111,18 @@ pub(super) struct Search {
     pub(super) feasible: Vec<u32>,
     /// Nodes that failed, with the status (attributed to its plugin).
     pub(super) failed: Vec<(u32, Status)>,
+    /// Nodes that failed whose status is not built yet: `(node, index of the failing filter in
+    /// fwk.filters)`, its code Unschedulable or UnschedulableAndUnresolvable
+    /// ([`Search::materialize_statuses`]).
+    pub(super) deferred: Vec<(u32, u32)>,
+    /// When [`Search::scored`]: per node of `feasible`, Σ weight × score of the cycle's
+    /// cpu/memory scorers ([`Filters::hot`]).
+    pub(super) totals: Vec<i64>,
+    /// Whether the last search filled `totals`.
+    pub(super) scored: bool,
+    /// Per active filter, its own fast check (the fast-check strategy: a node that fails the
+    /// combined check skips the filters whose own check it passes).
+    own: Vec<FastCheck>,
     /// The chunks of one round of the search, filtered by the workers.
     chunks: Vec<Chunk>,
 }
@@ -109,6 +135,10 @@ struct Chunk {
     take: usize,
     nodes: Vec<u32>,
     failed: Vec<(u32, Status)>,
+    /// As [`Search::deferred`].
+    deferred: Vec<(u32, u32)>,
+    /// As [`Search::totals`], per node of `nodes` once filtered (when scoring).
+    totals: Vec<i64>,
 }
 
 /// What the filters of one search need besides the nodes.
@@ -121,6 +151,9 @@ pub(super) struct Filters<'a> {
     pub(super) active: &'a [usize],
     /// The pods nominated to each node, counted by [`nominated_pods_check`].
     pub(super) nominated: &'a dyn NominatedPods,
+    /// The cpu/memory scorers to compute on the nodes that fit, with their weights, in
+    /// framework order; empty for none.
+    pub(super) hot: &'a [(HotScorer, i64)],
 }
 
 /// The part of [`Filters`] the workers share (the nominated pods are checked by the caller).
@@ -131,6 +164,54 @@ struct ChunkFilters<'a> {
     pod: &'a PodInfo,
     snapshot: &'a Snapshot,
     active: &'a [usize],
+    /// The fast-check strategy's own check of each active filter (same order as `active`).
+    own: &'a [FastCheck],
+    score: Fused<'a>,
+}
+
+/// The scorers a chunk computes on its nodes that fit.
+#[derive(Clone, Copy)]
+enum Fused<'a> {
+    /// None: the search does not score.
+    Off,
+    /// LeastAllocated and BalancedAllocation with these weights (the sample policy's and the
+    /// DefaultProvider's pair).
+    LeastBalanced(i64, i64),
+    /// Any other set.
+    Any(&'a [(HotScorer, i64)]),
+}
+
+impl Fused<'_> {
+    fn of(hot: &[(HotScorer, i64)]) -> Fused<'_> {
+        match *hot {
+            [] => Fused::Off,
+            [
+                (HotScorer::LeastAllocated, wl),
+                (HotScorer::BalancedAllocation, wb),
+            ]
+            | [
+                (HotScorer::BalancedAllocation, wb),
+                (HotScorer::LeastAllocated, wl),
+            ] => Fused::LeastBalanced(wl, wb),
+            _ => Fused::Any(hot),
+        }
+    }
+
+    /// Σ weight × score on node `i` (`ScoreInput`: exact, see `node_resources_columns`).
+    #[inline(always)]
+    fn total(self, cols: &crate::snapshot::NodeColumns, i: usize, cpu: i64, mem: i64) -> i64 {
+        match self {
+            Fused::Off => 0,
+            Fused::LeastBalanced(wl, wb) => {
+                let s = ScoreInput::at(cols, i, cpu, mem);
+                wl * s.least_allocated() + wb * s.balanced_allocation()
+            }
+            Fused::Any(hot) => {
+                let s = ScoreInput::at(cols, i, cpu, mem);
+                hot.iter().map(|&(h, w)| w * s.score(h)).sum()
+            }
+        }
+    }
 }
 
 impl Search {
@@ -158,22 +239,23 @@ impl Search {
             pod,
             snapshot,
             active,
+            hot,
             ..
         } = *filters;
-        let shared = ChunkFilters {
-            fwk,
-            state,
-            pod,
-            snapshot,
-            active,
-        };
         let n = snapshot.len();
         let order = snapshot.order();
-        self.feasible.clear();
-        self.failed.clear();
+        self.clear();
         // When every active filter has a fast check, the combined check decides most nodes.
-        let combined_fast = active.iter().try_fold(FastCheck::default(), |acc, &fi| {
-            fwk.filters[fi].fast_check(pod).map(|f| acc.and(f))
+        for &fi in active {
+            match fwk.filters[fi].fast_check(pod) {
+                Some(f) => self.own.push(f),
+                None => break,
+            }
+        }
+        let combined_fast = (self.own.len() == active.len()).then(|| {
+            self.own
+                .iter()
+                .fold(FastCheck::default(), |acc, f| acc.and(*f))
         });
         let strategy = if fwk.run_all_filters {
             Strategy::RunAll
@@ -181,6 +263,22 @@ impl Search {
             Strategy::Fast(fast)
         } else {
             Strategy::PluginByPlugin
+        };
+        // The nominated pods' check drops nodes after the workers: then the search does not
+        // score (prioritize computes the scores).
+        self.scored = !hot.is_empty() && filters.nominated.is_empty();
+        let shared = ChunkFilters {
+            fwk,
+            state,
+            pod,
+            snapshot,
+            active,
+            own: &self.own,
+            score: if self.scored {
+                Fused::of(hot)
+            } else {
+                Fused::Off
+            },
         };
         let mut processed = 0usize;
         'search: while processed < n && self.feasible.len() < to_find {
@@ -202,6 +300,8 @@ impl Search {
                 c.take = take;
                 c.nodes.clear();
                 c.failed.clear();
+                c.deferred.clear();
+                c.totals.clear();
                 let f = if from >= n { from - n } else { from };
                 if f + take <= n {
                     c.nodes.extend_from_slice(&order[f..f + take]);
@@ -213,7 +313,7 @@ impl Search {
                 rest -= take;
             }
             workers.run(&mut self.chunks[..round], |_, c| {
-                strategy.filter(&shared, &mut c.nodes, &mut c.failed)
+                strategy.filter(&shared, c)
             });
             for c in &mut self.chunks[..round] {
                 let take = c.take;
@@ -228,27 +328,68 @@ impl Search {
                         .position(|k| order[(start + processed + k) % n] == last)
                         .unwrap_or(take - 1);
                     c.nodes.truncate(need);
+                    c.totals.truncate(need);
                     let beyond = |ni: u32| {
                         (pos_last + 1..take).any(|k| order[(start + processed + k) % n] == ni)
                     };
                     self.failed
                         .extend(c.failed.drain(..).filter(|(ni, _)| !beyond(*ni)));
+                    self.deferred
+                        .extend(c.deferred.drain(..).filter(|(ni, _)| !beyond(*ni)));
                     processed += pos_last + 1;
                     self.feasible.extend_from_slice(&c.nodes);
+                    self.totals.extend_from_slice(&c.totals);
                     break 'search;
                 }
                 self.feasible.extend_from_slice(&c.nodes);
+                self.totals.extend_from_slice(&c.totals);
                 processed += take;
                 // An Error status aborts the attempt; upstream cancels the search as soon as one
                 // is sent, so do not take the remaining nodes.
                 let error = c.failed.iter().any(|(_, s)| s.code == Code::Error);
                 self.failed.append(&mut c.failed);
+                self.deferred.append(&mut c.deferred);
                 if error {
                     break 'search;
                 }
             }
         }
+        debug_assert!(!self.scored || self.totals.len() == self.feasible.len());
         processed
+    }
+
+    /// Empties the verdicts of the last search (the buffers stay).
+    fn clear(&mut self) {
+        self.feasible.clear();
+        self.failed.clear();
+        self.deferred.clear();
+        self.totals.clear();
+        self.scored = false;
+        self.own.clear();
+    }
+
+    /// Number of nodes that failed, statuses built or not.
+    pub(super) fn num_failed(&self) -> usize {
+        self.failed.len() + self.deferred.len()
+    }
+
+    /// Builds the status of every deferred failure (the failing filter's `filter` on the node,
+    /// attributed to the plugin) into [`Search::failed`]: what the cycle reports is then the
+    /// same as if every status had been built during the search.
+    pub(super) fn materialize_statuses(
+        &mut self,
+        fwk: &Framework,
+        state: &CycleState,
+        pod: &PodInfo,
+        snapshot: &Snapshot,
+    ) {
+        let nodes = snapshot.nodes();
+        for (ni, fi) in self.deferred.drain(..) {
+            let f = &fwk.filters[fi as usize];
+            let s = f.filter(state, pod, &nodes[ni as usize]);
+            debug_assert!(s.is_unschedulable(), "{}: {s:?}", f.name());
+            self.failed.push((ni, s.with_plugin(f.name())));
+        }
     }
 
     /// `evaluateNominatedNode` (v1.22 `PreferNominatedNode`): when the pod carries a
@@ -268,6 +409,7 @@ impl Search {
             snapshot,
             active,
             nominated,
+            ..
         } = *filters;
         let nnn = pod.nominated_node_name.as_str();
         let Some(ni) = (!nnn.is_empty())
@@ -276,8 +418,7 @@ impl Search {
         else {
             return false;
         };
-        self.feasible.clear();
-        self.failed.clear();
+        self.clear();
         if !fwk
             .run_filter_plugins(state, active, pod, &snapshot.nodes()[ni as usize])
             .is_success()
@@ -436,30 +577,70 @@ fn nominated_pods_check(
     });
 }
 
-/// One pass with the combined fast check: nodes passing it are feasible; the others run the
-/// active filters in order, and the first failure is recorded.
-fn filter_with_fast_check(
-    filters: &ChunkFilters<'_>,
-    fast: FastCheck,
-    chunk: &mut Vec<u32>,
-    failed: &mut Vec<(u32, Status)>,
-) {
+/// One pass with the combined fast check, scoring as it goes: nodes passing the check are
+/// feasible; the others run the active filters in order, each skipped when the node passes
+/// that filter's own fast check, and the first failure is recorded by filter and code
+/// ([`Chunk::deferred`]; an `Error` with its status). Each node that fits gets its fused
+/// score in [`Chunk::totals`].
+fn filter_with_fast_check(filters: &ChunkFilters<'_>, fast: FastCheck, c: &mut Chunk) {
     let nodes: &[NodeInfo] = filters.snapshot.nodes();
     let cols = filters.snapshot.columns();
-    chunk.retain(|&ni| {
-        if fast.passes_at(cols, ni as usize) {
-            return true;
-        }
-        for &fi in filters.active {
+    let (cpu, mem) = (filters.pod.score_milli_cpu, filters.pod.score_memory);
+    let Chunk {
+        nodes: chunk,
+        failed,
+        deferred,
+        totals,
+        ..
+    } = c;
+    let slow = |ni: u32, failed: &mut Vec<(u32, Status)>, deferred: &mut Vec<(u32, u32)>| {
+        let node = &nodes[ni as usize];
+        for (&fi, own) in filters.active.iter().zip(filters.own) {
+            if own.passes_at(cols, ni as usize) {
+                continue;
+            }
             let f = &filters.fwk.filters[fi];
-            let s = f.filter(filters.state, filters.pod, &nodes[ni as usize]);
-            if !s.is_success() {
-                failed.push((ni, s.with_plugin(f.name())));
-                return false;
+            match f.filter_code(filters.state, filters.pod, node) {
+                Code::Success => {}
+                Code::Unschedulable | Code::UnschedulableAndUnresolvable => {
+                    deferred.push((ni, fi as u32));
+                    return false;
+                }
+                _ => {
+                    let s = f.filter(filters.state, filters.pod, node);
+                    failed.push((ni, s.with_plugin(f.name())));
+                    return false;
+                }
             }
         }
         true
-    });
+    };
+    let mut kept = 0;
+    for r in 0..chunk.len() {
+        let ni = chunk[r];
+        if fast.passes_at(cols, ni as usize) || slow(ni, failed, deferred) {
+            chunk[kept] = ni;
+            kept += 1;
+            if !matches!(filters.score, Fused::Off) {
+                totals.push(filters.score.total(cols, ni as usize, cpu, mem));
+            }
+        }
+    }
+    chunk.truncate(kept);
+}
+
+/// [`Chunk::totals`] of the nodes left in the chunk, for the strategies that filter first.
+fn score_chunk(filters: &ChunkFilters<'_>, c: &mut Chunk) {
+    if matches!(filters.score, Fused::Off) {
+        return;
+    }
+    let cols = filters.snapshot.columns();
+    let (cpu, mem) = (filters.pod.score_milli_cpu, filters.pod.score_memory);
+    c.totals.extend(
+        c.nodes
+            .iter()
+            .map(|&ni| filters.score.total(cols, ni as usize, cpu, mem)),
+    );
 }
 
 /// Each active filter's batch entry point ([`crate::framework::FilterPlugin::filter_nodes`])
@@ -495,11 +676,17 @@ enum Strategy {
 }
 
 impl Strategy {
-    fn filter(self, f: &ChunkFilters<'_>, chunk: &mut Vec<u32>, failed: &mut Vec<(u32, Status)>) {
+    fn filter(self, f: &ChunkFilters<'_>, c: &mut Chunk) {
         match self {
-            Strategy::RunAll => filter_running_all(f, chunk, failed),
-            Strategy::Fast(fast) => filter_with_fast_check(f, fast, chunk, failed),
-            Strategy::PluginByPlugin => filter_plugin_by_plugin(f, chunk, failed),
+            Strategy::RunAll => {
+                filter_running_all(f, &mut c.nodes, &mut c.failed);
+                score_chunk(f, c);
+            }
+            Strategy::Fast(fast) => filter_with_fast_check(f, fast, c),
+            Strategy::PluginByPlugin => {
+                filter_plugin_by_plugin(f, &mut c.nodes, &mut c.failed);
+                score_chunk(f, c);
+            }
         }
     }
 }

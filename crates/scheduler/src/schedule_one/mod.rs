@@ -115,6 +115,11 @@ pub struct Algorithm {
     timings: CycleTimings,
     /// The filters PreFilter kept for this cycle, by index.
     active: Vec<usize>,
+    /// The profile's cpu/memory scorers with their weights, in framework order, that the
+    /// search computes on the nodes it finds feasible (empty when explaining).
+    hot: Vec<(crate::framework::HotScorer, i64)>,
+    /// Compute the cpu/memory scores in the search (off only in tests of the unfused path).
+    fuse: bool,
     state: CycleState,
     extenders: Vec<Arc<dyn Extender>>,
     /// The workers that filter and score (one until [`Algorithm::set_parallelism`]).
@@ -133,6 +138,8 @@ impl Algorithm {
             scoring: Scoring::default(),
             timings: CycleTimings::default(),
             active: Vec::new(),
+            hot: Vec::new(),
+            fuse: true,
             state: CycleState::new(),
             extenders: Vec::new(),
             workers: Workers::default(),
@@ -152,6 +159,12 @@ impl Algorithm {
     #[cfg(test)]
     pub(crate) fn set_workers_exactly(&mut self, count: usize) {
         self.workers = Workers::with_count(count);
+    }
+
+    /// Whether the search computes the cpu/memory scores (tests of the unfused path).
+    #[cfg(test)]
+    pub(crate) fn set_fused(&mut self, fuse: bool) {
+        self.fuse = fuse;
     }
 
     /// Workers that filter and score at once.
@@ -255,6 +268,14 @@ impl Algorithm {
         let filter_start = std::time::Instant::now();
         let to_find = num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, n);
         let start = self.next_start_node_index % n;
+        self.hot.clear();
+        if self.fuse && !explain {
+            self.hot.extend(
+                fwk.scores
+                    .iter()
+                    .filter_map(|ws| ws.plugin.hot_scorer().map(|h| (h, ws.weight))),
+            );
+        }
         let filters = Filters {
             fwk,
             state: &self.state,
@@ -262,6 +283,7 @@ impl Algorithm {
             snapshot,
             active: &self.active,
             nominated,
+            hot: &self.hot,
         };
         // PreferNominatedNode: the node preemption nominated is tried alone first.
         let preferred = self
@@ -285,6 +307,11 @@ impl Algorithm {
             return Err(e);
         }
 
+        // The failures' statuses, when the cycle reports them.
+        if explain || self.search.feasible.is_empty() || !self.extenders.is_empty() {
+            self.search
+                .materialize_statuses(fwk, &self.state, pod, snapshot);
+        }
         // Statuses by node name when an extender filtered, else `search.failed` holds them.
         let statuses = if preferred {
             None
@@ -294,7 +321,7 @@ impl Algorithm {
         };
         let num_failed = statuses
             .as_ref()
-            .map_or(self.search.failed.len(), |m| m.len());
+            .map_or(self.search.num_failed(), |m| m.len());
 
         let diagnosis = explain.then(|| match &statuses {
             Some(m) => m
@@ -325,8 +352,11 @@ impl Algorithm {
 
         let score_start = std::time::Instant::now();
         let feasible = std::mem::take(&mut self.search.feasible);
+        let sums = std::mem::take(&mut self.search.totals);
+        let searched = (self.search.scored && !preferred).then_some(sums.as_slice());
         self.scoring.reset_timings();
-        let result = self.prioritize_and_select(fwk, snapshot, pod, &feasible, explain);
+        let result = self.prioritize_and_select(fwk, snapshot, pod, &feasible, explain, searched);
+        self.search.totals = sums;
         if feasible.len() > 1 {
             let pre_score = self.scoring.pre_score_duration;
             let score = score_start
@@ -386,6 +416,7 @@ impl Algorithm {
         pod: &PodInfo,
         feasible: &[u32],
         explain: bool,
+        searched: Option<&[i64]>,
     ) -> Result<(u32, Option<BTreeMap<String, ScoreBreakdown>>), ScheduleError> {
         if feasible.len() == 1 && !explain {
             return Ok((feasible[0], None));
@@ -399,6 +430,7 @@ impl Algorithm {
             snapshot,
             feasible,
             explain,
+            searched.map(|sums| (self.hot.as_slice(), sums)),
         )?;
         let chosen = if feasible.len() == 1 {
             feasible[0]

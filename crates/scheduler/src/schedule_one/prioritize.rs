@@ -6,7 +6,8 @@
 //! score for every node ([`ScoreMode::Uniform`]) is left out of the totals (a constant cannot
 //! change the choice) and added to the reported ones; the cpu/memory scorers ([`HotScorer`])
 //! run fused, in one pass over the snapshot's node columns ([`add_fused`]), unless the cycle
-//! explains its scores.
+//! explains its scores; when the search already computed their weighted sum on the nodes it
+//! found feasible (the `search` fused pass), that sum is taken as it is.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,6 +25,10 @@ use crate::snapshot::Snapshot;
 
 /// Fewest feasible nodes a worker scores: below, the parts' start-up costs more than they save.
 const MIN_PART: usize = 512;
+
+/// What the search computed: the cpu/memory scorers with their weights, and their weighted sum
+/// per feasible node.
+pub(super) type Searched<'a> = (&'a [(HotScorer, i64)], &'a [i64]);
 
 /// Scoring buffers kept across cycles, with the last call's totals and timings.
 #[derive(Default)]
@@ -63,7 +68,10 @@ impl Scoring {
     }
 
     /// `prioritizeNodes`: fills [`Scoring::totals`] for `feasible`. With `explain`, every
-    /// plugin is scored per node and the per-plugin scores are kept.
+    /// plugin is scored per node and the per-plugin scores are kept. `searched`: the
+    /// cpu/memory scorers with weights the search computed and their weighted sum per node of
+    /// `feasible`; used when PreScore leaves exactly those scorers per node (the sums are then
+    /// what [`add_fused`] would add).
     ///
     /// # Errors
     /// [`ScheduleError::Plugin`]: a PreScore, Score or NormalizeScore failed, or a normalized
@@ -79,6 +87,7 @@ impl Scoring {
         snapshot: &Snapshot,
         feasible: &[u32],
         explain: bool,
+        searched: Option<Searched<'_>>,
     ) -> Result<Explained, ScheduleError> {
         let m = feasible.len();
         self.totals.clear();
@@ -149,7 +158,14 @@ impl Scoring {
                     out.per_plugin.push(self.plugin_scores.clone());
                 }
             }
-            if !self.fused.is_empty() {
+            let searched = searched
+                .filter(|(hot, sums)| *hot == self.fused.as_slice() && sums.len() == m)
+                .map(|(_, sums)| sums);
+            if let (false, Some(sums)) = (self.fused.is_empty(), searched) {
+                for (t, &s) in self.totals.iter_mut().zip(sums) {
+                    *t += s;
+                }
+            } else if !self.fused.is_empty() {
                 let fused = &self.fused;
                 let _: Result<(), ()> =
                     workers.for_parts(feasible, &mut self.totals, MIN_PART, |f, t| {

@@ -168,7 +168,7 @@ fn with_nominated_node_name(mut pod: PodInfo, node: Option<&str>) -> PodInfo {
         obj.status
             .get_or_insert_with(Default::default)
             .nominated_node_name = node.map(String::from);
-        pod.object = Some(Arc::new(obj));
+        pod.object = crate::model::PodObject::decoded(Arc::new(obj));
     }
     pod.nominated_node_name = node.unwrap_or_default().to_string();
     pod

@@ -187,6 +187,19 @@ impl FilterPlugin for NodeResourcesFit {
             plugin: NAME,
         }
     }
+
+    #[inline]
+    fn filter_code(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Code {
+        let mut short = false;
+        for_each_insufficient(pod, node, &self.ignored_resources, |_, _, _, _, _| {
+            short = true;
+        });
+        if short {
+            Code::Unschedulable
+        } else {
+            Code::Success
+        }
+    }
 }
 
 #[cfg(test)]

@@ -38,16 +38,7 @@ impl FilterPlugin for TaintToleration {
 
     #[inline]
     fn filter(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Status {
-        if !node.has_filter_taints {
-            return Status::success();
-        }
-        let untolerated = node.taints.iter().find(|t| {
-            matches!(
-                t.effect,
-                Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
-            ) && !pod.tolerations.iter().any(|tol| tol.tolerates(t))
-        });
-        match untolerated {
+        match first_untolerated(pod, node) {
             None => Status::success(),
             Some(t) => Status::new(
                 Code::UnschedulableAndUnresolvable,
@@ -58,6 +49,29 @@ impl FilterPlugin for TaintToleration {
             ),
         }
     }
+
+    #[inline]
+    fn filter_code(&self, _state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Code {
+        match first_untolerated(pod, node) {
+            None => Code::Success,
+            Some(_) => Code::UnschedulableAndUnresolvable,
+        }
+    }
+}
+
+/// `FindMatchingUntoleratedTaint` over the `NoSchedule`/`NoExecute` taints: the first node
+/// taint of those effects that no toleration of the pod tolerates.
+#[inline]
+fn first_untolerated<'a>(pod: &PodInfo, node: &'a NodeInfo) -> Option<&'a crate::model::Taint> {
+    if !node.has_filter_taints {
+        return None;
+    }
+    node.taints.iter().find(|t| {
+        matches!(
+            t.effect,
+            Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
+        ) && !pod.tolerations.iter().any(|tol| tol.tolerates(t))
+    })
 }
 
 /// CycleState key of the PreScore state (`preScoreStateKey`).

@@ -1,0 +1,236 @@
+//! The partial wire form of a pod: what cluster mode decodes each pod of a watch event or a
+//! LIST page into, instead of the whole `v1.Pod` (issue 12: the k8s-openapi `Pod` is ~2.5 KB of
+//! mostly empty inline fields per pod, and decoding every field of it, then moving and cloning
+//! it, was most of a follower's CPU).
+//!
+//! [`WirePod`] keeps the object's JSON text as it came (one copy of the bytes) and decodes from
+//! it only the fields [`PodInfo`](super::PodInfo) reads — metadata, and of the spec the
+//! containers' requests and ports, init containers, overhead, affinity, tolerations, volumes,
+//! topology spread constraints, priority, schedulerName, nodeName, nodeSelector and
+//! preemptionPolicy; of the status startTime and nominatedNodeName. Unknown fields (images,
+//! commands, env, probes, most of the status) are skipped by serde without being built.
+//!
+//! The whole `v1.Pod` is decoded from the kept text only when something asks for it
+//! ([`PodObject::get`]): the extenders' arguments, the score-only inputs of the pod being
+//! scheduled, the queue's `isPodUpdated`, a status patch. A bound pod's text is dropped by
+//! the cache unless an extender needs full objects, so a follower never decodes a whole pod.
+//!
+//! Pure serde + k8s-openapi: cluster mode (`controller/`) gives [`WirePod`] its
+//! `kube::Resource` impl, so the pure core does not depend on kube.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+/// A pod as a watch event or a LIST page delivers it: its JSON text and the fields scheduling
+/// reads, decoded from that text (see the module docs).
+#[derive(Debug, Clone)]
+pub struct WirePod {
+    /// `metadata` (whole: labels, annotations, owner references, identity).
+    pub metadata: ObjectMeta,
+    /// The scheduling fields of `spec` (`None` when the object has no spec).
+    pub spec: Option<WirePodSpec>,
+    /// The scheduling fields of `status`.
+    pub status: Option<WirePodStatus>,
+    /// The object's JSON text as received.
+    json: Arc<str>,
+}
+
+/// The fields of a `v1.PodSpec` that [`PodInfo`](super::PodInfo) reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WirePodSpec {
+    /// `containers`: requests and host ports.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub containers: Vec<WireContainer>,
+    /// `initContainers`: requests.
+    pub init_containers: Option<Vec<WireContainer>>,
+    /// `overhead`.
+    pub overhead: Option<BTreeMap<String, Quantity>>,
+    /// `affinity` (whole).
+    pub affinity: Option<core::Affinity>,
+    /// `tolerations`.
+    pub tolerations: Option<Vec<core::Toleration>>,
+    /// `volumes` (whole).
+    pub volumes: Option<Vec<core::Volume>>,
+    /// `topologySpreadConstraints`.
+    pub topology_spread_constraints: Option<Vec<core::TopologySpreadConstraint>>,
+    /// `priority`.
+    pub priority: Option<i32>,
+    /// `schedulerName`.
+    pub scheduler_name: Option<String>,
+    /// `nodeName`.
+    pub node_name: Option<String>,
+    /// `nodeSelector`.
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// `preemptionPolicy`.
+    pub preemption_policy: Option<String>,
+}
+
+/// The fields of a `v1.Container` that [`PodInfo`](super::PodInfo) reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WireContainer {
+    /// `resources` (requests only).
+    pub resources: Option<WireResources>,
+    /// `ports`.
+    pub ports: Option<Vec<core::ContainerPort>>,
+}
+
+/// `v1.ResourceRequirements`' requests.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct WireResources {
+    /// `requests`.
+    pub requests: Option<BTreeMap<String, Quantity>>,
+}
+
+/// The fields of a `v1.PodStatus` that [`PodInfo`](super::PodInfo) reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WirePodStatus {
+    /// `startTime`.
+    pub start_time: Option<Time>,
+    /// `nominatedNodeName`.
+    pub nominated_node_name: Option<String>,
+}
+
+/// The decoded part of a [`WirePod`].
+#[derive(Deserialize)]
+struct Fields {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: Option<WirePodSpec>,
+    status: Option<WirePodStatus>,
+}
+
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+impl WirePod {
+    /// Decode a pod's JSON text.
+    ///
+    /// # Errors
+    /// The JSON error when the text is not a JSON object with pod-shaped scheduling fields.
+    pub fn from_json(json: &str) -> Result<WirePod, serde_json::Error> {
+        WirePod::from_shared(Arc::from(json))
+    }
+
+    fn from_shared(json: Arc<str>) -> Result<WirePod, serde_json::Error> {
+        let f: Fields = serde_json::from_str(&json)?;
+        Ok(WirePod {
+            metadata: f.metadata,
+            spec: f.spec,
+            status: f.status,
+            json,
+        })
+    }
+
+    /// The wire form of a decoded `v1.Pod` (its JSON encoding, decoded back): for tests and for
+    /// callers that hold the whole object.
+    ///
+    /// # Errors
+    /// As [`WirePod::from_json`].
+    pub fn from_pod(pod: &core::Pod) -> Result<WirePod, serde_json::Error> {
+        WirePod::from_json(&serde_json::to_string(pod)?)
+    }
+
+    /// `namespace/name` (namespace `default` when unset, as [`PodInfo::key`](super::PodInfo::key)).
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}",
+            self.metadata.namespace.as_deref().unwrap_or("default"),
+            self.metadata.name.as_deref().unwrap_or_default()
+        )
+    }
+
+    /// `spec.schedulerName`, if set.
+    pub fn scheduler_name(&self) -> Option<&str> {
+        self.spec.as_ref()?.scheduler_name.as_deref()
+    }
+
+    /// The whole object, decoded lazily from the kept text ([`PodObject::get`]).
+    pub fn object(&self) -> PodObject {
+        PodObject::json(self.json.clone())
+    }
+}
+
+impl<'de> Deserialize<'de> for WirePod {
+    /// Keeps the object's text ([`RawValue`]: the deserializer must be `serde_json`'s, as
+    /// kube's list and watch decoding is) and decodes the scheduling fields from it.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<WirePod, D::Error> {
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let text: Box<str> = raw.into();
+        WirePod::from_shared(Arc::from(text)).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The API object of a pod as the model keeps it ([`PodInfo::object`](super::PodInfo::object)):
+/// none, a decoded `v1.Pod`, or the JSON text a watch delivered, decoded on first use (once,
+/// shared by clones).
+#[derive(Debug, Clone, Default)]
+pub struct PodObject(Option<Arc<ObjectCell>>);
+
+#[derive(Debug)]
+struct ObjectCell {
+    json: Option<Arc<str>>,
+    pod: OnceLock<Option<Arc<core::Pod>>>,
+}
+
+impl PodObject {
+    /// No object.
+    pub fn none() -> PodObject {
+        PodObject(None)
+    }
+
+    /// A decoded object.
+    pub fn decoded(pod: Arc<core::Pod>) -> PodObject {
+        PodObject(Some(Arc::new(ObjectCell {
+            json: None,
+            pod: OnceLock::from(Some(pod)),
+        })))
+    }
+
+    /// An object's JSON text, decoded on first use.
+    pub fn json(json: Arc<str>) -> PodObject {
+        PodObject(Some(Arc::new(ObjectCell {
+            json: Some(json),
+            pod: OnceLock::new(),
+        })))
+    }
+
+    /// An object is kept (decoded or not).
+    pub fn is_some(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The decoded object; `None` when none is kept, or when the kept text is not a `v1.Pod`
+    /// k8s-openapi decodes (an API server never sends one).
+    pub fn get(&self) -> Option<&core::Pod> {
+        self.get_arc().map(|p| &**p)
+    }
+
+    /// [`PodObject::get`], shared.
+    pub fn arc(&self) -> Option<Arc<core::Pod>> {
+        self.get_arc().cloned()
+    }
+
+    fn get_arc(&self) -> Option<&Arc<core::Pod>> {
+        let cell = self.0.as_ref()?;
+        cell.pod
+            .get_or_init(|| {
+                let json = cell.json.as_deref()?;
+                serde_json::from_str::<core::Pod>(json).ok().map(Arc::new)
+            })
+            .as_ref()
+    }
+}
