@@ -215,16 +215,6 @@ fn run_one(
     }
     let seconds = started.elapsed().as_secs_f64();
     let rows = run.timeline().expect("timeline");
-    if let Ok(dir) = std::env::var("I14D_DUMP") {
-        let mut out = String::new();
-        for r in rows {
-            out.push_str(&format!(
-                "{},{},{},{}\n",
-                r.pod, r.arrived_gpu_milli, r.allocated_gpu_milli, r.fragment_gpu_milli
-            ));
-        }
-        let _ = std::fs::write(format!("{dir}/{stem}-{seed}-{}.csv", rows.len()), out);
-    }
     let unalloc = (0..=GRID_MAX)
         .map(|x| unallocated_at(rows, x as f64).unwrap_or(f64::NAN))
         .collect();
@@ -769,7 +759,14 @@ fn main() {
         }
         md.push('\n');
     }
-    md.push_str(&footer(ran, total, threads, ran_seconds, kept, kept_seconds));
+    md.push_str(&footer(
+        ran,
+        total,
+        threads,
+        ran_seconds,
+        kept,
+        kept_seconds,
+    ));
     std::fs::write(args.out.join("table.md"), &md).expect("writing table.md");
     print!("{md}");
 

@@ -296,7 +296,9 @@ mod tests {
         // A node with free GPUs but a better primary score still wins.
         assert!(raw_score(100.0, &p, &idle, largest) > raw_score(0.0, &p, &tight, largest));
         // GPU pods keep FGD's ties.
-        let g = pod("g").container(&[("cpu", "1"), (RESOURCE_GPU, "1")]).info();
+        let g = pod("g")
+            .container(&[("cpu", "1"), (RESOURCE_GPU, "1")])
+            .info();
         assert_eq!(
             raw_score(0.0, &g, &idle, largest),
             raw_score(0.0, &g, &roomy, largest)
