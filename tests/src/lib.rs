@@ -7,9 +7,10 @@
 //! polling shared by the cluster tests; [`clientgo`] is a leader-election candidate that reads
 //! and writes the Lease exactly as client-go does, for interoperability tests; [`chaos`] runs
 //! three replicas under a seeded schedule of faults and checks the invariants from the double's
-//! write record.
+//! write record; [`binary`] runs the `mini-scheduler` binary against the double (its own tests).
 
 pub mod apiserver;
+pub mod binary;
 pub mod chaos;
 pub mod clientgo;
 pub mod configmap;

@@ -113,3 +113,24 @@ pub async fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> b
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Creates `pod` through the API (as client `tester`) and waits, at most `timeout`, until it
+/// is bound; returns its node.
+///
+/// # Panics
+/// If the create fails or the pod is not bound in time.
+pub async fn create_and_wait_bound(api: &ApiServer, pod: &Pod, timeout: Duration) -> String {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+    kube::Api::<Pod>::namespaced(api.client("tester"), ns)
+        .create(&kube::api::PostParams::default(), pod)
+        .await
+        .expect("create the pod");
+    let mut bound = None;
+    wait_for(&format!("{name} to be bound"), timeout, || {
+        bound = api.get::<Pod>(ns, &name).and_then(|p| p.spec?.node_name);
+        bound.is_some()
+    })
+    .await;
+    bound.unwrap_or_default()
+}

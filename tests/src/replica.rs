@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use election::{LeaderElectionConfig, LeaderWatch};
+use scheduler::controller::reload::{PolicyUpdates, ReloadConfig};
 use scheduler::controller::replica::{ReplicaConfig, ReplicaError, ReplicaProbes, run_replica};
 use scheduler::controller::{ApiClients, RunConfig, RunOutcome};
 use scheduler::policy::ResolvedPolicy;
@@ -178,6 +179,38 @@ pub async fn spawn_replica_with(
         election_client: None,
     };
     spawn_replica_with_config(api, id, cfg, prometheus::Registry::new()).await
+}
+
+/// The file watch of the hot-reload tests: a 50 ms debounce and no periodic re-read within a
+/// test (an hour), so that only the file-system watch can explain a reload.
+pub fn reload_test_config() -> ReloadConfig {
+    ReloadConfig {
+        debounce: Duration::from_millis(50),
+        resync_period: Duration::from_secs(3600),
+        ..ReloadConfig::default()
+    }
+}
+
+/// Starts replica `id` leading from the start (no election) with `run`, taking its policy or
+/// configuration updates from `updates` (a reload watch counting in `registry`, which the
+/// handle's metrics then read).
+///
+/// # Panics
+/// If the replica fails before it starts.
+pub async fn spawn_reloading_replica(
+    api: &ApiServer,
+    id: &str,
+    mut run: RunConfig,
+    updates: PolicyUpdates,
+    registry: prometheus::Registry,
+) -> ReplicaHandle {
+    run.policy_updates = Some(updates);
+    let cfg = ReplicaConfig {
+        run,
+        election: None,
+        election_client: None,
+    };
+    spawn_replica_with_config(api, id, cfg, registry).await
 }
 
 /// Starts replica `id` with its own client `api.client(id)`, the given settings and

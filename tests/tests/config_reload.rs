@@ -12,14 +12,14 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, PostParams};
-use scheduler::controller::reload::{PolicyUpdates, ReloadConfig, watch_config_file};
-use scheduler::controller::replica::ReplicaConfig;
+use scheduler::controller::reload::{PolicyUpdates, watch_config_file};
 use scheduler::profile::SchedulerProfile;
 use tests::apiserver::ApiServer;
 use tests::configmap::ConfigMapVolume;
 use tests::objects;
-use tests::replica::{SCHEDULER_NAME, metric, run_config, spawn_replica_with_config};
+use tests::replica::{
+    SCHEDULER_NAME, metric, reload_test_config, run_config, spawn_reloading_replica,
+};
 
 /// The second profile's scheduler name.
 const OTHER: &str = "other-scheduler";
@@ -60,16 +60,7 @@ fn node(name: &str) -> Node {
     objects::node(name, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")])
 }
 
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+const WAIT: Duration = Duration::from_secs(20);
 
 /// Creates a pod for `scheduler` and returns the node it is bound to.
 async fn schedule(api: &ApiServer, name: &str, scheduler: &str) -> String {
@@ -77,19 +68,7 @@ async fn schedule(api: &ApiServer, name: &str, scheduler: &str) -> String {
     if let Some(spec) = pod.spec.as_mut() {
         spec.scheduler_name = Some(scheduler.to_string());
     }
-    Api::<Pod>::namespaced(api.client("tester"), "default")
-        .create(&PostParams::default(), &pod)
-        .await
-        .unwrap();
-    let mut bound = None;
-    wait_for(&format!("{name} to be bound"), || {
-        bound = api
-            .get::<Pod>("default", name)
-            .and_then(|p| p.spec?.node_name);
-        bound.is_some()
-    })
-    .await;
-    bound.unwrap()
+    objects::create_and_wait_bound(api, &pod, WAIT).await
 }
 
 async fn published(updates: &mut PolicyUpdates, what: &str) {
@@ -117,31 +96,15 @@ async fn reloaded_config_rebuilds_the_profiles_and_a_bad_one_is_kept_out() {
         .into_iter();
     let first = profiles.next().unwrap();
     let registry = prometheus::Registry::new();
-    let cfg = ReloadConfig {
-        debounce: Duration::from_millis(50),
-        // Only the file-system watch can explain a reload within a test.
-        resync_period: Duration::from_secs(3600),
-        ..ReloadConfig::default()
-    };
-    let (updates, _watcher) = watch_config_file(&path, loaded.clone(), &registry, cfg).unwrap();
+    let (updates, _watcher) =
+        watch_config_file(&path, loaded.clone(), &registry, reload_test_config()).unwrap();
     let mut seen = updates.clone();
     let mut run = run_config("replica-1");
     run.scheduler_name = first.scheduler_name;
     run.profile = first.profile;
     run.other_profiles = profiles.collect();
     run.percentage_of_nodes_to_score = loaded.percentage_of_nodes_to_score;
-    run.policy_updates = Some(updates);
-    let replica = spawn_replica_with_config(
-        &api,
-        "replica-1",
-        ReplicaConfig {
-            run,
-            election: None,
-            election_client: None,
-        },
-        registry.clone(),
-    )
-    .await;
+    let replica = spawn_reloading_replica(&api, "replica-1", run, updates, registry.clone()).await;
     let reloads = |result: &str| {
         metric(
             &registry,
@@ -174,7 +137,7 @@ async fn reloaded_config_rebuilds_the_profiles_and_a_bad_one_is_kept_out() {
     // An invalid edit (a scoring strategy that does not exist): counted, nothing published,
     // the running configuration stays.
     volume.update(&config("LeastAllocated", "MostAlocated"));
-    wait_for("the failed reload to be counted", || {
+    objects::wait_for("the failed reload to be counted", WAIT, || {
         reloads("failure") == 1.0
     })
     .await;

@@ -4,10 +4,11 @@
 //! [`parse_config`]) must schedule exactly as the Policy does, on the bundled demo cluster
 //! (every pod's outcome, message, per-node diagnosis, per-node total and per-plugin scores) and
 //! on the openb default trace (its first 500 pods on all 1,213 GPU nodes: placements, GPU
-//! devices, messages).
+//! devices, messages); the GPU policies (`config/policies/gpu`) likewise.
 //!
-//! The whole trace (8,152 pods), with every score, is
-//! [`whole_openb_default_trace_round_trips_for_the_sample_policy`]: ignored in the
+//! The whole trace (8,152 pods), with every score, for every accepted Policy (the corpus,
+//! the GPU policies and the bundled sample) is
+//! [`whole_openb_default_trace_round_trips_for_every_accepted_policy`]: ignored in the
 //! debug-build suite (minutes there), run by `.ci/run` in a release build.
 //!
 //! What a version cannot express is left out by the conversion and reported (see
@@ -381,8 +382,9 @@ profiles:
 
 /// The GPU policies (`config/policies/gpu`, one per scorer of issue 14): each converts without
 /// a warning, `--config` accepts its GPU score plugins, and the configuration schedules the
-/// first 500 openb pods (placements, GPU devices, messages, every node's scores) as the
-/// Policy does. Before the configuration loader knew the GPU plugins, this failed with
+/// first 500 openb pods (placements, GPU devices, messages, every node's scores) and the demo
+/// cluster as the Policy does (the whole trace:
+/// [`whole_openb_default_trace_round_trips_for_every_accepted_policy`]). Before the configuration loader knew the GPU plugins, this failed with
 /// `plugin "GpuBestFit" does not exist`.
 #[test]
 fn gpu_policies_schedule_the_same_through_their_configuration() {
@@ -411,79 +413,196 @@ fn gpu_policies_schedule_the_same_through_their_configuration() {
             true,
         );
         assert_eq!(normalize(via_config), normalize(via_policy), "{name} openb");
+        // The demo cluster too (no GPUs there: the GPU scorers see only GPU-less nodes).
+        let via_policy = run(demo_cluster(), profile(loaded.resolved.clone(), None), true);
+        let via_config = run(
+            demo_cluster(),
+            profile(config.profiles[0].resolved.clone(), None),
+            true,
+        );
+        assert_eq!(normalize(via_config), normalize(via_policy), "{name} demo");
     }
 }
 
-/// The Policies the whole-trace round trip covers: the bundled sample (what `run` and
-/// `simulate` use by default). The GPU policies are covered on the first 500 pods
-/// ([`gpu_policies_schedule_the_same_through_their_configuration`]). The compatibility corpus (`config/policies/pass`) is covered
-/// above on the demo cluster and the first 500 pods: its policies were written for generic
-/// clusters, and the whole trace with every score costs about a minute per policy in a
-/// release build.
+/// The Policies the whole-trace round trip covers: every accepted Policy of the corpus — the
+/// bundled sample (what `run` and `simulate` use by default), the compatibility corpus
+/// (`config/policies/pass`) and the GPU policies (`config/policies/gpu`).
 fn whole_trace_policies() -> Vec<PathBuf> {
-    vec![root().join("config/policy-config-file.json")]
+    let mut files = vec![root().join("config/policy-config-file.json")];
+    files.extend(corpus());
+    let mut gpu: Vec<PathBuf> = std::fs::read_dir(root().join("config/policies/gpu"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    gpu.sort();
+    assert!(gpu.len() >= 6, "{gpu:?}");
+    files.extend(gpu);
+    files
 }
 
-/// Issue 17 item 3 on the whole openb default trace: for the sample policy ([`whole_trace_policies`]),
-/// `policy convert` (v1beta2) then `--config` gives, pod by pod over all 8,152 pods on
-/// the 1,213 GPU nodes, the same outcome, node, GPU devices, message, diagnosis and every
-/// node's scores (values per plugin; names differ by design) as the Policy. The conversion
-/// of this policy leaves nothing out, so the reference is the Policy itself. The two
-/// simulations run in lockstep, one pod at a time, so memory stays small.
-#[test]
-#[ignore = "minutes in a debug build: .ci/run runs it in a release build (cargo test --release ... -- --ignored)"]
-fn whole_openb_default_trace_round_trips_for_the_sample_policy() {
-    let cluster = openb_cluster(None);
+/// What one policy's whole-trace round trip saw.
+struct TraceRoundTrip {
+    pods: usize,
+    scheduled: usize,
+    /// Distinct failure messages (0 when every pod was scheduled).
+    messages: usize,
+    /// Whether the conversion reported something left out (the reference is then the Policy
+    /// without it).
+    lossy: bool,
+    seconds: f64,
+}
+
+/// `policy convert` (v1beta2) then `--config` against the Policy for one file, pod by pod over
+/// `cluster`: the same outcome, node, GPU devices, message, diagnosis and every node's scores
+/// (values per plugin; names differ by design). The reference is the Policy itself, or, when
+/// the conversion reports something left out, the Policy without exactly that ([`expected`]).
+/// The two simulations run in lockstep, one pod at a time, so memory stays small. `Err` names
+/// the first pod that differs.
+fn round_trip_whole_trace(file: &PathBuf, cluster: &Cluster) -> Result<TraceRoundTrip, String> {
     let cfg = SimulationConfig {
         scheduler_name: "mini-scheduler".into(),
         seed: 7,
         percentage_of_nodes_to_score: 0,
         explain: true,
     };
-    for file in whole_trace_policies() {
-        let started = std::time::Instant::now();
-        let name = file.display().to_string();
-        let loaded = load(&file);
-        let conv =
-            convert_policy(&loaded, &name, ConfigVersion::V1beta2, "mini-scheduler").unwrap();
-        assert!(conv.warnings.is_empty(), "{name}: {:?}", conv.warnings);
-        let config = parse_config(&format!("{name}.v1beta2.yaml"), &conv.to_yaml()).unwrap();
-        let p = &config.profiles[0];
-        let mut via_policy = Simulation::with_profiles(
-            cluster.clone(),
-            profile(loaded.resolved.clone(), None),
-            &cfg,
-        )
-        .unwrap();
-        let mut via_config = Simulation::with_profiles(
-            cluster.clone(),
-            profile(p.resolved.clone(), p.percentage_of_nodes_to_score),
-            &cfg,
-        )
-        .unwrap();
-        let (mut pods, mut scheduled) = (0usize, 0usize);
-        loop {
-            match (via_policy.next(), via_config.next()) {
-                (None, None) => break,
-                (Some(a), Some(b)) => {
-                    let (a, b) = (comparable(&a), comparable(&b));
-                    scheduled += usize::from(a.2.is_some());
-                    let (a, b) = (normalize(vec![a]), normalize(vec![b]));
-                    assert_eq!(b, a, "{name}: pod {pods} differs through the configuration");
-                    pods += 1;
+    let started = std::time::Instant::now();
+    let name = file.display().to_string();
+    let loaded = load(file);
+    let conv = convert_policy(&loaded, &name, ConfigVersion::V1beta2, "mini-scheduler")
+        .map_err(|e| format!("{name}: policy convert: {e:?}"))?;
+    let config = parse_config(&format!("{name}.v1beta2.yaml"), &conv.to_yaml())
+        .map_err(|e| format!("{name}: --config refuses its conversion: {e}"))?;
+    let p = &config.profiles[0];
+    let want = expected(&loaded, ConfigVersion::V1beta2, &conv.warnings);
+    let mut via_policy =
+        Simulation::with_profiles(cluster.clone(), profile(want, None), &cfg).unwrap();
+    let mut via_config = Simulation::with_profiles(
+        cluster.clone(),
+        profile(p.resolved.clone(), p.percentage_of_nodes_to_score),
+        &cfg,
+    )
+    .unwrap();
+    let (mut pods, mut scheduled) = (0usize, 0usize);
+    let mut messages = std::collections::BTreeSet::new();
+    loop {
+        match (via_policy.next(), via_config.next()) {
+            (None, None) => break,
+            (Some(a), Some(b)) => {
+                let (a, b) = (
+                    normalize(vec![comparable(&a)]),
+                    normalize(vec![comparable(&b)]),
+                );
+                if a != b {
+                    return Err(format!(
+                        "{name}: pod {pods} differs through the configuration:\n policy: {a:?}\n config: {b:?}"
+                    ));
                 }
-                (a, b) => panic!(
+                scheduled += usize::from(a[0].2.is_some());
+                if a[0].2.is_none() {
+                    messages.insert(a[0].3.clone());
+                }
+                pods += 1;
+            }
+            (a, b) => {
+                return Err(format!(
                     "{name}: one run ended first after {pods} pods (policy: {}, config: {})",
                     a.is_some(),
                     b.is_some()
-                ),
+                ));
             }
         }
-        assert_eq!(pods, 8_152, "{name}");
-        assert!(scheduled > 4_000, "{name}: {scheduled} scheduled");
-        eprintln!(
-            "{name}: {pods} pods ({scheduled} scheduled) identical through v1beta2 in {:.1} s",
-            started.elapsed().as_secs_f64()
+    }
+    Ok(TraceRoundTrip {
+        pods,
+        scheduled,
+        messages: messages.len(),
+        lossy: !conv.warnings.is_empty(),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Issue 17 item 3 on the whole openb default trace: for every accepted Policy
+/// ([`whole_trace_policies`]), [`round_trip_whole_trace`] over all 8,152 pods on the 1,213 GPU
+/// nodes. The policies run in parallel, one per thread (`ROUND_TRIP_THREADS`, default: the
+/// cores available; `ROUND_TRIP_ONLY` keeps the policies whose path contains one of its
+/// comma-separated parts); every policy runs even after a failure, and the failures are listed
+/// together. Each policy's line (pods scheduled, distinct failure messages, time) goes to
+/// stderr: a policy that schedules nothing there (its filters need labels or volumes the trace
+/// lacks) still compares equal, pod by pod, but exercises little.
+#[test]
+#[ignore = "minutes in a debug build: .ci/run runs it in a release build (cargo test --release ... -- --ignored)"]
+fn whole_openb_default_trace_round_trips_for_every_accepted_policy() {
+    let cluster = openb_cluster(None);
+    let mut files = whole_trace_policies();
+    // `ROUND_TRIP_ONLY=a,b`: only the policies whose path contains one of these (to rerun one).
+    if let Ok(only) = std::env::var("ROUND_TRIP_ONLY") {
+        files.retain(|f| only.split(',').any(|o| f.to_string_lossy().contains(o)));
+        assert!(
+            !files.is_empty(),
+            "ROUND_TRIP_ONLY={only} matches no policy"
         );
     }
+    let threads = std::env::var("ROUND_TRIP_THREADS")
+        .ok()
+        .and_then(|t| t.parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, files.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(file) = files.get(i) else { break };
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        round_trip_whole_trace(file, &cluster)
+                    }))
+                        .unwrap_or_else(|_| Err(format!("{}: panicked", file.display())));
+                    match &r {
+                        Ok(t) => eprintln!(
+                            "{}: {} pods, {} scheduled, {} distinct failure messages{}: identical through v1beta2 in {:.1} s",
+                            file.display(),
+                            t.pods,
+                            t.scheduled,
+                            t.messages,
+                            if t.lossy { " (reference: the Policy without what the conversion reports)" } else { "" },
+                            t.seconds
+                        ),
+                        Err(e) => eprintln!("{e}"),
+                    }
+                    results.lock().unwrap().push((i, r));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    assert_eq!(results.len(), files.len());
+    let mut failures = Vec::new();
+    for (i, r) in results {
+        let name = files[i].display();
+        match r {
+            Ok(t) => {
+                assert_eq!(t.pods, 8_152, "{name}");
+                if files[i].ends_with("policy-config-file.json") {
+                    assert!(t.scheduled > 4_000, "{name}: {} scheduled", t.scheduled);
+                }
+            }
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} policies differ through their configuration:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    eprintln!(
+        "{} policies x 8,152 pods identical through v1beta2 in {:.1} s on {threads} threads",
+        files.len(),
+        started.elapsed().as_secs_f64()
+    );
 }

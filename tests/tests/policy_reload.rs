@@ -11,17 +11,15 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, PostParams};
-use scheduler::controller::reload::{
-    PolicyUpdates, PolicyWatcher, ReloadConfig, watch_policy_file,
-};
-use scheduler::controller::replica::ReplicaConfig;
+use scheduler::controller::reload::{PolicyUpdates, PolicyWatcher, watch_policy_file};
 use serde_json::json;
 use tests::apiserver::ApiServer;
 use tests::configmap::ConfigMapVolume;
 use tests::extender::{ExtenderServer, Reply, node_names, sync_handler};
 use tests::objects;
-use tests::replica::{ReplicaHandle, metric, run_config, spawn_replica_with_config};
+use tests::replica::{
+    ReplicaHandle, metric, reload_test_config, run_config, spawn_reloading_replica,
+};
 
 const MOST: &str = r#"{"kind": "Policy", "apiVersion": "v1",
  "predicates": [{"name": "PodFitsResources"}],
@@ -45,32 +43,11 @@ fn pod(name: &str) -> Pod {
     objects::pod(name, &[("cpu", "1"), ("memory", "1Gi")])
 }
 
-async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+const WAIT: Duration = Duration::from_secs(20);
 
 /// Creates the pod and returns the node it is bound to.
 async fn schedule(api: &ApiServer, name: &str) -> String {
-    Api::<Pod>::namespaced(api.client("tester"), "default")
-        .create(&PostParams::default(), &pod(name))
-        .await
-        .unwrap();
-    let mut bound = None;
-    wait_for(&format!("{name} to be bound"), || {
-        bound = api
-            .get::<Pod>("default", name)
-            .and_then(|p| p.spec?.node_name);
-        bound.is_some()
-    })
-    .await;
-    bound.unwrap()
+    objects::create_and_wait_bound(api, &pod(name), WAIT).await
 }
 
 /// One replica (no election) whose `--policy-config-file` is a ConfigMap volume `volume_name`
@@ -97,29 +74,14 @@ impl Reloading {
             .resolved
             .with_feature_gates(&scheduler::policy::FeatureGates::default());
         let registry = prometheus::Registry::new();
-        let cfg = ReloadConfig {
-            debounce: Duration::from_millis(50),
-            // Only the file-system watch can explain a reload within a test.
-            resync_period: Duration::from_secs(3600),
-            ..ReloadConfig::default()
-        };
         let (updates, watcher) =
-            watch_policy_file(&path, started_with.clone(), &registry, cfg).unwrap();
+            watch_policy_file(&path, started_with.clone(), &registry, reload_test_config())
+                .unwrap();
         let published = updates.clone();
         let mut run = run_config("replica-1");
         run.profile = scheduler::profile::Profile::from_resolved(started_with, "policy").unwrap();
-        run.policy_updates = Some(updates);
-        let replica = spawn_replica_with_config(
-            &api,
-            "replica-1",
-            ReplicaConfig {
-                run,
-                election: None,
-                election_client: None,
-            },
-            registry.clone(),
-        )
-        .await;
+        let replica =
+            spawn_reloading_replica(&api, "replica-1", run, updates, registry.clone()).await;
         Reloading {
             api,
             volume,
@@ -176,7 +138,7 @@ async fn reloaded_policy_applies_to_the_next_pods_and_a_bad_one_is_kept_out() {
 
     // A broken version: counted, logged, and the running policy (LeastRequested) stays.
     t.volume.update(BAD);
-    wait_for("the failed reload to be counted", || {
+    objects::wait_for("the failed reload to be counted", WAIT, || {
         reloads("failure") == 1.0
     })
     .await;

@@ -233,3 +233,105 @@ async fn choose_around_the_pdb(protected: &str, free: &str) {
     replica.shutdown();
     let _ = tokio::time::timeout(Duration::from_secs(15), replica.join).await;
 }
+
+/// v1.22's `PrepareCandidate` deletes the victims before anything is nominated; a failed
+/// DELETE fails the PostFilter, so the `FailedScheduling` report goes without
+/// `status.nominatedNodeName` and `scheduler_preemption_victims` is not observed. Once the
+/// deletions go through (the fault healed, the pod retried after a node event), the preemptor
+/// is nominated and binds. Before the fix, the nomination was patched while the deletion failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_victim_delete_nominates_nothing() {
+    let api = ApiServer::start().await;
+    api.seed(&node("node-a", "4")).unwrap();
+    for i in 1..=4 {
+        api.seed(&pod(&format!("low-{i}"), "1", 0, Some("node-a"), None))
+            .unwrap();
+    }
+    let replica = spawn_replica(&api, "replica-1", false).await;
+    wait_for("synced caches", WAIT, || {
+        replica
+            .probes
+            .status
+            .caches_synced
+            .load(std::sync::atomic::Ordering::Relaxed)
+    })
+    .await;
+    let pod_deletes = tests::apiserver::RequestMatch {
+        method: Some("DELETE".into()),
+        kind: Some("Pod".into()),
+        subresource: Some(String::new()),
+    };
+    api.faults("replica-1").fail_all_matching(pod_deletes, 500);
+    Api::<Pod>::namespaced(api.client(TESTER), "default")
+        .create(
+            &PostParams::default(),
+            &pod("preemptor", "2", 1000, None, None),
+        )
+        .await
+        .unwrap();
+    let status_patches = |api: &ApiServer| -> Vec<serde_json::Value> {
+        api.writes()
+            .into_iter()
+            .filter(|w| {
+                w.client == "replica-1"
+                    && w.subresource.as_deref() == Some("status")
+                    && w.name.as_deref() == Some("preemptor")
+            })
+            .filter_map(|w| w.request)
+            .collect()
+    };
+    let deletes = |api: &ApiServer| -> Vec<tests::apiserver::WriteRecord> {
+        api.writes()
+            .into_iter()
+            .filter(|w| w.client == "replica-1" && w.method == "DELETE" && w.kind == "Pod")
+            .collect()
+    };
+    // The report comes after the failed deletion.
+    wait_for(
+        "the failed DELETE and the PodScheduled=False patch",
+        WAIT,
+        || !deletes(&api).is_empty() && !status_patches(&api).is_empty(),
+    )
+    .await;
+    let failed = deletes(&api);
+    assert_eq!(failed.len(), 1, "the first failure stops the deletions");
+    assert_eq!(failed[0].code, 500);
+    assert!(
+        !event_notes(&api, "preemptor", "FailedScheduling").is_empty(),
+        "the FailedScheduling event"
+    );
+    for p in status_patches(&api) {
+        assert!(
+            p.pointer("/status/nominatedNodeName").is_none(),
+            "nominated although the victim's deletion failed: {p}"
+        );
+    }
+    assert_eq!(replica.metric("scheduler_preemption_victims", &[]), 0.0);
+    assert!(replica.metric("scheduler_preemption_attempts_total", &[]) >= 1.0);
+    for i in 1..=4 {
+        assert_eq!(
+            node_of(&api, &format!("low-{i}")).as_deref(),
+            Some("node-a")
+        );
+    }
+    assert_eq!(node_of(&api, "preemptor"), None);
+
+    // Healed: a node too small for the preemptor is a cluster event that retries it, and the
+    // deletions now go through.
+    api.faults("replica-1").heal();
+    api.seed(&node("node-small", "1")).unwrap();
+    wait_for("the preemptor bound", WAIT, || {
+        node_of(&api, "preemptor").is_some()
+    })
+    .await;
+    assert_eq!(node_of(&api, "preemptor").as_deref(), Some("node-a"));
+    assert!(status_patches(&api).iter().any(|p| {
+        p.pointer("/status/nominatedNodeName")
+            .and_then(|v| v.as_str())
+            == Some("node-a")
+    }));
+    assert!(replica.metric("scheduler_preemption_victims", &[]) >= 1.0);
+    let mut replica = replica;
+    replica.shutdown();
+    let _ = tokio::time::timeout(Duration::from_secs(15), replica.join).await;
+}

@@ -11,17 +11,10 @@ use std::process::Output;
 use k8s_openapi::api::core::v1::{
     Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, ResourceRequirements, Taint,
 };
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 use tests::apiserver::ApiServer;
-
-fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
+use tests::objects::quantities;
 
 fn node(name: &str, cpu: &str, taint: Option<&str>) -> Node {
     Node {
@@ -42,7 +35,11 @@ fn node(name: &str, cpu: &str, taint: Option<&str>) -> Node {
             ..Default::default()
         }),
         status: Some(NodeStatus {
-            allocatable: Some(q(&[("cpu", cpu), ("memory", "8Gi"), ("pods", "110")])),
+            allocatable: Some(quantities(&[
+                ("cpu", cpu),
+                ("memory", "8Gi"),
+                ("pods", "110"),
+            ])),
             ..Default::default()
         }),
     }
@@ -62,7 +59,7 @@ fn pod(name: &str, cpu: &str, node: Option<&str>) -> Pod {
             containers: vec![Container {
                 name: "c".into(),
                 resources: Some(ResourceRequirements {
-                    requests: Some(q(&[("cpu", cpu), ("memory", "256Mi")])),
+                    requests: Some(quantities(&[("cpu", cpu), ("memory", "256Mi")])),
                     ..Default::default()
                 }),
                 ..Default::default()

@@ -226,62 +226,16 @@ fn queried_names_are_extracted() {
 /// policy file, after binding a pod), checked on a live scrape against the API test double.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_queried_metric_is_served() {
-    use k8s_openapi::api::core::v1::{Container, Node, NodeStatus, Pod, PodSpec};
-    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let api = tests::apiserver::ApiServer::start().await;
-    api.seed(&Node {
-        metadata: ObjectMeta {
-            name: Some("node-1".into()),
-            ..Default::default()
-        },
-        spec: None,
-        status: Some(NodeStatus {
-            allocatable: Some(
-                [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-                    .collect(),
-            ),
-            ..Default::default()
-        }),
-    })
-    .unwrap();
-    api.seed(&Pod {
-        metadata: ObjectMeta {
-            name: Some("web-0".into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some("mini-scheduler".into()),
-            containers: vec![Container {
-                name: "web".into(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        status: None,
-    })
-    .unwrap();
+    tests::binary::seed_node_and_web_pod(&api, &[]);
     let tmp =
         std::env::temp_dir().join(format!("mini-scheduler-monitoring-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    let kubeconfig = tmp.join("kubeconfig");
-    api.write_kubeconfig(&kubeconfig).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = tests::binary::free_port();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+    let mut child = tests::binary::run_command(env!("CARGO_BIN_EXE_mini-scheduler"), &api, &tmp)
         .args([
-            "run",
-            "--kubeconfig",
-            kubeconfig.to_str().unwrap(),
             "--policy-config-file",
             "config/policy-config-file.json",
             "--insecure-dev-http",
@@ -294,9 +248,7 @@ async fn every_queried_metric_is_served() {
         ])
         .current_dir(root)
         .env("RUST_LOG", "warn")
-        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let scrape = async || -> Option<String> {

@@ -8,18 +8,11 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Container, Node, NodeStatus, Pod, PodSpec, ResourceRequirements};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::Pod;
 use tests::apiserver::ApiServer;
+use tests::binary::{free_port, poll, run_command, seed_node_and_web_pod, terminate};
+use tests::objects;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
 
 async fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -35,71 +28,15 @@ async fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     Some((code, body))
 }
 
-async fn wait_for<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_binds_serves_admin_and_releases_on_sigterm() {
     let api = ApiServer::start().await;
-    api.seed(&Node {
-        metadata: ObjectMeta {
-            name: Some("node-1".into()),
-            ..Default::default()
-        },
-        spec: None,
-        status: Some(NodeStatus {
-            allocatable: Some(q(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
-            ..Default::default()
-        }),
-    })
-    .unwrap();
-    api.seed(&Pod {
-        metadata: ObjectMeta {
-            name: Some("web-0".into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some("mini-scheduler".into()),
-            containers: vec![Container {
-                name: "web".into(),
-                resources: Some(ResourceRequirements {
-                    requests: Some(q(&[("cpu", "500m"), ("memory", "1Gi")])),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        status: None,
-    })
-    .unwrap();
+    seed_node_and_web_pod(&api, &[("cpu", "500m"), ("memory", "1Gi")]);
 
     let dir = std::env::temp_dir().join(format!("mini-scheduler-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    api.write_kubeconfig(&kubeconfig).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+    let port = free_port();
+    let mut child = run_command(env!("CARGO_BIN_EXE_mini-scheduler"), &api, &dir)
         .args([
-            "run",
-            "--kubeconfig",
-            kubeconfig.to_str().unwrap(),
             "--insecure-dev-http",
             "--bind-address",
             "127.0.0.1",
@@ -118,13 +55,11 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
         ])
         .env("POD_NAME", "e2e-replica")
         .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("the binary starts");
 
-    let node = wait_for("the pod to be bound", async || {
+    let node = poll("the pod to be bound", async || {
         api.get::<Pod>("default", "web-0")
             .and_then(|p| p.spec.and_then(|s| s.node_name))
     })
@@ -142,14 +77,14 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
         lease.metadata.uid.clone().unwrap()
     );
 
-    let (code, _) = wait_for("/readyz", async || {
+    let (code, _) = poll("/readyz", async || {
         http_get(port, "/readyz").await.filter(|(c, _)| *c == 200)
     })
     .await;
     assert_eq!(code, 200);
     // The pod is bound in the API before the scheduler's loop has handled the bind's outcome
     // (the Scheduled event is written in between): wait for the last metric that outcome records.
-    let (code, metrics) = wait_for("the bound pod's metrics", async || {
+    let (code, metrics) = poll("the bound pod's metrics", async || {
         http_get(port, "/metrics").await.filter(|(_, m)| {
             m.contains(r#"scheduler_pod_scheduling_duration_seconds_count{attempts="1"} 1"#)
         })
@@ -185,21 +120,8 @@ async fn run_binds_serves_admin_and_releases_on_sigterm() {
     assert_eq!(http_get(port, "/healthz").await.unwrap().0, 200);
     assert_eq!(http_get(port, "/livez").await.unwrap().0, 200);
 
-    let pid = child.id().unwrap();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("exits after SIGTERM")
-        .unwrap();
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut stderr).await;
-    }
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    let (code, stderr) = terminate(&mut child).await;
+    assert_eq!(code, Some(0), "{stderr}");
     // -v 2: per-pod outcomes are logged.
     assert!(
         stderr.contains("Successfully bound pod to node"),
@@ -229,54 +151,40 @@ async fn run_reloads_the_policy_file_and_survives_a_bad_one() {
  "priorities": [{"name": "MostRequestedPriority", "weight": 2}]}
 "#;
     let api = ApiServer::start().await;
-    api.seed(&Node {
-        metadata: ObjectMeta {
-            name: Some("node-1".into()),
-            ..Default::default()
-        },
-        spec: None,
-        status: Some(NodeStatus {
-            allocatable: Some(q(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
-            ..Default::default()
-        }),
-    })
+    api.seed(&objects::node(
+        "node-1",
+        &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")],
+    ))
     .unwrap();
     let mut volume = tests::configmap::ConfigMapVolume::new(
         "mini-scheduler-e2e-reload",
         "policy-config-file.json",
         GOOD,
     );
-    let kubeconfig = volume.dir().join("..kubeconfig");
-    api.write_kubeconfig(&kubeconfig).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
-        .args([
-            "run",
-            "--kubeconfig",
-            kubeconfig.to_str().unwrap(),
-            "--admin-address",
-            &format!("127.0.0.1:{port}"),
-            "--leader-elect=false",
-            "--policy-config-file",
-            volume.file().to_str().unwrap(),
-        ])
-        .env("POD_NAME", "e2e-reload")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary starts");
+    let port = free_port();
+    let mut child = run_command(
+        env!("CARGO_BIN_EXE_mini-scheduler"),
+        &api,
+        &volume.dir().join("..kubeconfig-dir"),
+    )
+    .args([
+        "--admin-address",
+        &format!("127.0.0.1:{port}"),
+        "--leader-elect=false",
+        "--policy-config-file",
+        volume.file().to_str().unwrap(),
+    ])
+    .env("POD_NAME", "e2e-reload")
+    .env("RUST_LOG", "info")
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("the binary starts");
     let metric = async |line: &str| {
         http_get(port, "/metrics")
             .await
             .filter(|(c, m)| *c == 200 && m.lines().any(|l| l == line))
     };
-    wait_for("/readyz", async || {
+    poll("/readyz", async || {
         http_get(port, "/readyz").await.filter(|(c, _)| *c == 200)
     })
     .await;
@@ -287,56 +195,28 @@ async fn run_reloads_the_policy_file_and_survives_a_bad_one() {
     );
 
     volume.update(BAD);
-    wait_for("the failed reload in /metrics", async || {
+    poll("the failed reload in /metrics", async || {
         metric(r#"scheduler_policy_reloads_total{result="failure"} 1"#).await
     })
     .await;
     assert!(metric("scheduler_policy_file_rejected 1").await.is_some());
     // Still scheduling with the policy it had.
-    api.seed(&Pod {
-        metadata: ObjectMeta {
-            name: Some("after-bad".into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some("mini-scheduler".into()),
-            containers: vec![Container {
-                name: "c".into(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        status: None,
-    })
-    .unwrap();
-    wait_for("the pod to be bound after the bad reload", async || {
+    api.seed(&objects::pod("after-bad", &[])).unwrap();
+    poll("the pod to be bound after the bad reload", async || {
         api.get::<Pod>("default", "after-bad")
             .and_then(|p| p.spec.and_then(|s| s.node_name))
     })
     .await;
 
     volume.update(MOST);
-    wait_for("the successful reload in /metrics", async || {
+    poll("the successful reload in /metrics", async || {
         metric(r#"scheduler_policy_reloads_total{result="success"} 1"#).await
     })
     .await;
     assert!(metric("scheduler_policy_file_rejected 0").await.is_some());
 
-    let pid = child.id().unwrap();
-    std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("exits after SIGTERM")
-        .unwrap();
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut stderr).await;
-    }
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    let (code, stderr) = terminate(&mut child).await;
+    assert_eq!(code, Some(0), "{stderr}");
     let file = volume.file().display().to_string();
     assert!(
         stderr.contains(&format!("{file}:2:")) && stderr.contains("PodFitsResourcez"),
@@ -403,23 +283,14 @@ async fn bindings_of_run(
         .map(|p| p.metadata.name.unwrap())
         .collect();
     assert!(pending.len() >= 5, "{pending:?}");
-    let kubeconfig = dir.join("kubeconfig");
-    api.write_kubeconfig(&kubeconfig).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
-        .args(["run", "--kubeconfig", kubeconfig.to_str().unwrap()])
+    let port = free_port();
+    let mut child = run_command(env!("CARGO_BIN_EXE_mini-scheduler"), api, dir)
         .args(["--insecure-dev-http", "--bind-address", "127.0.0.1"])
         .args(["--secure-port", &port.to_string()])
         .args(["--leader-elect=false"])
         .args(extra)
         .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .expect("the binary starts");
     let bound = || -> BTreeMap<String, String> {

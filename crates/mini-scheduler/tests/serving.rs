@@ -6,15 +6,12 @@
 //! `system:auth-delegator` grants.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Container, Node, NodeStatus, Pod, PodSpec, ResourceRequirements};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tests::apiserver::{ApiServer, NonResourceGrant, RequestRecord, Subject};
+use tests::binary::{free_port, poll, run_command, seed_node_and_web_pod, terminate};
 use tests::manifests::{Kustomization, Manifest, manifests_dir};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls;
@@ -24,13 +21,6 @@ use tokio_rustls::rustls::client::danger::{
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 
 const SCRAPER: &str = "system:serviceaccount:monitoring:prometheus";
-
-fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Quantity(v.to_string())))
-        .collect()
-}
 
 /// Accepts any server certificate (Prometheus' `insecure_skip_verify`, the usual setting
 /// against kube-scheduler's self-signed one) and remembers the chain it was shown.
@@ -140,63 +130,9 @@ async fn https_get(
     Some((code, body))
 }
 
-async fn wait_for<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 async fn seeded_api() -> ApiServer {
     let api = ApiServer::start().await;
-    api.seed(&Node {
-        metadata: ObjectMeta {
-            name: Some("node-1".into()),
-            ..Default::default()
-        },
-        spec: None,
-        status: Some(NodeStatus {
-            allocatable: Some(q(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
-            ..Default::default()
-        }),
-    })
-    .unwrap();
-    api.seed(&Pod {
-        metadata: ObjectMeta {
-            name: Some("web-0".into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            scheduler_name: Some("mini-scheduler".into()),
-            containers: vec![Container {
-                name: "web".into(),
-                resources: Some(ResourceRequirements {
-                    requests: Some(q(&[("cpu", "500m")])),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        status: None,
-    })
-    .unwrap();
+    seed_node_and_web_pod(&api, &[("cpu", "500m")]);
     // Prometheus' ServiceAccount token, allowed `get /metrics` (B6's scraper ClusterRole), and
     // a token of a user with no grant.
     api.add_token("scraper-token", SCRAPER, &["system:serviceaccounts"]);
@@ -216,14 +152,8 @@ fn spawn_run(
     name: &str,
     extra: &[&str],
 ) -> tokio::process::Child {
-    std::fs::create_dir_all(dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    api.write_kubeconfig(&kubeconfig).unwrap();
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_mini-scheduler"))
+    run_command(env!("CARGO_BIN_EXE_mini-scheduler"), api, dir)
         .args([
-            "run",
-            "--kubeconfig",
-            kubeconfig.to_str().unwrap(),
             "--bind-address",
             "127.0.0.1",
             "--leader-elect-resource-namespace",
@@ -232,9 +162,7 @@ fn spawn_run(
         .args(extra)
         .env("POD_NAME", name)
         .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .expect("the binary starts")
 }
@@ -254,21 +182,8 @@ fn reviews_of(api: &ApiServer, name: &str) -> Vec<RequestRecord> {
 }
 
 async fn stop(mut child: tokio::process::Child) {
-    let pid = child.id().unwrap();
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("exits after SIGTERM")
-        .unwrap();
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut stderr).await;
-    }
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    let (code, stderr) = terminate(&mut child).await;
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -285,7 +200,7 @@ async fn secure_port_authenticates_and_authorizes_through_the_api() {
     let (verifier, tls) = accept_any();
 
     // Probes: no credentials, always allowed.
-    wait_for("/readyz over HTTPS", async || {
+    poll("/readyz over HTTPS", async || {
         https_get(&tls, port, "/readyz", None)
             .await
             .filter(|(c, _)| *c == 200)
@@ -442,7 +357,7 @@ async fn secure_port_serves_the_given_certificate() {
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
-    wait_for("/readyz over verified HTTPS", async || {
+    poll("/readyz over verified HTTPS", async || {
         https_get(&verified, port, "/readyz", None)
             .await
             .filter(|(c, _)| *c == 200)

@@ -106,6 +106,72 @@ fn info_resource_version(p: &PodInfo) -> Option<u64> {
     p.resource_version.parse().ok()
 }
 
+/// A read barrier LIST being applied page by page (see [`EventHandlers::apply_read_barrier`]
+/// for what it does): the pages of one consistent LIST at `list_rv`, each applied as it
+/// arrives, so that the 150,000 pods of a large cluster are never all held at once. A page is
+/// applied only while the assigned watch is still behind the LIST: once the watch has
+/// delivered an event past `list_rv` (say the deletion of a pod a later page still lists), it
+/// is the newer truth and the rest of the LIST is ignored, as a LIST the watch was already
+/// past is ignored whole.
+pub(super) struct ReadBarrier {
+    list_rv: u64,
+    /// Keys listed so far (the pods not listed at the end are gone).
+    listed: HashSet<String>,
+    /// Pods newly seen assigned so far.
+    fresh: usize,
+    /// The watch got to or past the LIST: nothing more is applied.
+    passed: bool,
+}
+
+impl ReadBarrier {
+    /// A barrier for a LIST at `list_rv`.
+    pub(super) fn new(list_rv: u64) -> ReadBarrier {
+        ReadBarrier {
+            list_rv,
+            listed: HashSet::new(),
+            fresh: 0,
+            passed: false,
+        }
+    }
+
+    /// Apply one page of the LIST to `h`.
+    pub(super) fn page(&mut self, h: &mut EventHandlers, pods: Vec<WirePod>, now: Instant) {
+        for p in pods {
+            self.passed |= self.list_rv <= h.assigned_rv;
+            if self.passed {
+                return;
+            }
+            let key = key_of(&p);
+            let known = h.assigned.get(&key).map(|a| info_resource_version(a));
+            if known.is_none() || known.flatten() < resource_version(&p) {
+                self.fresh += usize::from(known.is_none());
+                h.apply_assigned(p, now);
+            }
+            self.listed.insert(key);
+        }
+    }
+
+    /// The LIST's last page was applied: remove the assigned pods it did not list. Returns how
+    /// many pods were newly seen assigned, or `None` when the watch got to or past the LIST
+    /// (then it, not the LIST, removes what is gone).
+    pub(super) fn finish(mut self, h: &mut EventHandlers, now: Instant) -> Option<usize> {
+        self.passed |= self.list_rv <= h.assigned_rv;
+        if self.passed {
+            return None;
+        }
+        let gone: Vec<String> = h
+            .assigned
+            .keys()
+            .filter(|k| !self.listed.contains(*k))
+            .cloned()
+            .collect();
+        for k in gone {
+            h.remove_assigned(&k, now);
+        }
+        Some(self.fresh)
+    }
+}
+
 impl EventHandlers {
     /// Empty, over `cache` and `queue`.
     pub(super) fn new(cache: Cache, queue: PriorityQueue) -> EventHandlers {
@@ -222,7 +288,14 @@ impl EventHandlers {
                 }
             }
             WatchMsg::AssignedPod(ev) => {
-                for gone in self.track(Kind::AssignedPods, &ev) {
+                // The assigned pods' keys are `assigned`'s (a pod the cache refused as
+                // malformed is not there, and has nothing to remove).
+                let gone = self
+                    .tracked
+                    .entry(Kind::AssignedPods)
+                    .or_default()
+                    .observe_held(&ev, &self.assigned);
+                for gone in gone {
                     self.remove_assigned(&gone, now);
                 }
                 if let WatchEvent::Apply(p) | WatchEvent::InitApply(p) | WatchEvent::Delete(p) = &ev
@@ -320,52 +393,30 @@ impl EventHandlers {
     /// assigned pods it no longer lists are removed; a pod the watch already shows at the same
     /// or a newer version is left alone. Returns how many pods were newly seen assigned, or
     /// `None` when the watch was already at or past the LIST (nothing to apply).
+    ///
+    /// The whole LIST at once: [`ReadBarrier`] applies it page by page.
+    #[cfg(test)]
     pub(super) fn apply_read_barrier(
         &mut self,
         list_rv: u64,
         pods: Vec<WirePod>,
         now: Instant,
     ) -> Option<usize> {
-        if list_rv <= self.assigned_rv {
-            return None;
-        }
-        let listed: HashSet<String> = pods.iter().map(key_of).collect();
-        let gone: Vec<String> = self
-            .assigned
-            .keys()
-            .filter(|k| !listed.contains(*k))
-            .cloned()
-            .collect();
-        for k in gone {
-            self.remove_assigned(&k, now);
-        }
-        let mut fresh = 0usize;
-        for p in pods {
-            let known = self
-                .assigned
-                .get(&key_of(&p))
-                .map(|a| info_resource_version(a));
-            if known.is_none() || known.flatten() < resource_version(&p) {
-                fresh += usize::from(known.is_none());
-                self.apply_assigned(p, now);
-            }
-        }
-        Some(fresh)
+        let mut rb = ReadBarrier::new(list_rv);
+        rb.page(self, pods, now);
+        rb.finish(self, now)
     }
 
     /// `AssignedPodAdded` / `AssignedPodUpdated` (v1.22 scheduling queue): an assigned pod may
     /// satisfy the required pod affinity of unschedulable pods; move those whose terms match it.
     fn assigned_pod_event(&mut self, pod: &PodInfo, event: ClusterEvent, now: Instant) {
-        let ns_labels = self
-            .cache
-            .snapshot()
-            .namespace_labels(&pod.namespace)
-            .cloned();
+        // Borrowed, not cloned per event (the cache and the queue are apart).
+        let ns_labels = self.cache.snapshot().namespace_labels(&pod.namespace);
         let matches = |p: &PodInfo| {
             p.pod_affinity
                 .required_affinity
                 .iter()
-                .any(|t| t.matches(&pod.namespace, &pod.labels, ns_labels.as_ref()))
+                .any(|t| t.matches(&pod.namespace, &pod.labels, ns_labels))
         };
         self.queue
             .move_all_to_active_or_backoff(event, now, Some(&matches));
@@ -713,6 +764,41 @@ mod tests {
         assert_eq!(h.queue.pending_pods().active, 0);
     }
 
+    /// A read barrier LIST applied page by page: pages apply while the assigned watch is
+    /// behind the LIST; once the watch delivers an event past it (here the deletion of a pod a
+    /// later page still lists), the rest is ignored and nothing is removed as gone.
+    #[test]
+    fn read_barrier_pages_stop_once_the_watch_passes_the_list() {
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::Apply(w(at(pod("old", Some("n1")), 3)))),
+            now,
+        );
+        let mut rb = ReadBarrier::new(9);
+        rb.page(&mut h, vec![w(at(pod("a", Some("n1")), 5))], now);
+        assert_eq!(h.cache.pod_state("default/a"), Some(PodState::Added));
+        // The watch: b bound at 6, deleted at 10 (past the LIST).
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::Delete(w(at(pod("b", Some("n1")), 10)))),
+            now,
+        );
+        rb.page(&mut h, vec![w(at(pod("b", Some("n1")), 6))], now);
+        assert_eq!(h.cache.pod_state("default/b"), None);
+        assert_eq!(rb.finish(&mut h, now), None);
+        // `old` (not listed) stays: the watch, past the LIST, removes what is gone.
+        assert_eq!(h.cache.pod_state("default/old"), Some(PodState::Added));
+        // A LIST the watch stays behind: every page applies, the unlisted pod is removed.
+        let mut rb = ReadBarrier::new(12);
+        rb.page(&mut h, vec![w(at(pod("a", Some("n1")), 5))], now);
+        rb.page(&mut h, vec![w(at(pod("c", Some("n1")), 11))], now);
+        assert_eq!(rb.finish(&mut h, now), Some(1));
+        assert_eq!(h.cache.pod_state("default/c"), Some(PodState::Added));
+        assert_eq!(h.cache.pod_state("default/old"), None);
+    }
+
     /// The cache keeps the compact model only: a pending pod carries its object (the
     /// extenders and the status patch read it), a bound pod and a node do not, unless an
     /// extender that is not `nodeCacheCapable` makes the handlers keep them; the compact fields
@@ -767,6 +853,31 @@ mod tests {
         h.handle(WatchMsg::PendingPod(WatchEvent::InitDone), now);
         assert!(h.pending.is_empty());
         assert_eq!(h.queue.pending_pods().active, 0);
+    }
+
+    /// The assigned watch's relist removes the assigned pods it no longer lists (its present
+    /// keys are the handlers' own map of assigned pods, not a second set).
+    #[test]
+    fn assigned_relist_removes_the_pods_it_no_longer_lists() {
+        let now = Instant::now();
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+        for name in ["a", "b"] {
+            h.handle(
+                WatchMsg::AssignedPod(WatchEvent::Apply(w(pod(name, Some("n1"))))),
+                now,
+            );
+        }
+        h.handle(WatchMsg::AssignedPod(WatchEvent::Init), now);
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::InitApply(w(pod("b", Some("n1"))))),
+            now,
+        );
+        h.handle(WatchMsg::AssignedPod(WatchEvent::InitDone), now);
+        assert_eq!(h.cache.pod_state("default/a"), None);
+        assert_eq!(h.cache.pod_state("default/b"), Some(PodState::Added));
+        assert!(h.tracked[&Kind::AssignedPods].known.is_empty());
     }
 
     /// A malformed pending pod is kept for one report per distinct problem, and is not queued.

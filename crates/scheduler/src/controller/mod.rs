@@ -24,7 +24,7 @@
 //!   the queue.
 //! - a new term first passes a read barrier: a consistent LIST of the assigned pods (at or past
 //!   the resourceVersion of its own Lease acquisition, [`watch::list_assigned_for_barrier`]) is
-//!   applied to the cache ([`EventHandlers::apply_read_barrier`]) before its first scheduling
+//!   applied to the cache page by page ([`handlers::ReadBarrier`]) before its first scheduling
 //!   cycle, so pods the previous leader bound just before the takeover are not bound again from
 //!   a lagging watch; a failed or older LIST is retried after a second; the wait is
 //!   `scheduler_leader_read_barrier_duration_seconds`. (kube-scheduler v1.22 schedules from
@@ -164,6 +164,19 @@ fn now() -> std::time::Instant {
 }
 
 /// The state owned by the scheduling task.
+/// A new term's read barrier in progress ([`Scheduler::start_read_barrier`]).
+struct Barrier {
+    /// When the term started waiting for it.
+    started: std::time::Instant,
+    /// The resourceVersion of the Lease acquisition the LIST must reach (`None`: unknown, any
+    /// LIST will do).
+    target: Option<u64>,
+    /// Its LIST has been started (once the caches synced).
+    listing: bool,
+    /// The pages of the current LIST applied so far.
+    applying: Option<handlers::ReadBarrier>,
+}
+
 struct Scheduler {
     cfg: RunConfig,
     algo: Algorithm,
@@ -184,9 +197,8 @@ struct Scheduler {
     read_client: Client,
     /// UID of each pod we assumed, by key, while its binding is in flight.
     assumed_uid: HashMap<String, String>,
-    /// While a new term waits for its read barrier: when it started and the resourceVersion
-    /// of the Lease acquisition the LIST must reach (`None`: unknown, any LIST will do).
-    barrier: Option<(std::time::Instant, Option<u64>)>,
+    /// While a new term waits for its read barrier.
+    barrier: Option<Barrier>,
     /// The `DefaultPreemption` PostFilter (its offset RNG seeded with the run's seed).
     preemption: crate::preemption::DefaultPreemption,
 }
@@ -311,6 +323,7 @@ pub async fn run(
         // ready to take over once its caches are warm (kube-scheduler's readyz check
         // `sched-handler-sync` passes before leader election starts).
         let synced = s.synced();
+        s.list_barrier_once_synced(synced);
         if current.is_some()
             && synced
             && s.barrier.is_none()
@@ -523,6 +536,7 @@ impl Scheduler {
                 self.bound(pod, node, result, attempt);
             }
             Msg::Barrier(r) => self.read_barrier_listed(r),
+            Msg::PreemptionFailed { pod, node } => self.preemption_failed(&pod, &node),
         }
     }
 
@@ -531,40 +545,71 @@ impl Scheduler {
     /// acquisition), applied to the cache. Pods the previous leader bound just before the
     /// takeover, whose events the watches have not delivered yet, then count on their nodes and
     /// leave the queue instead of being bound a second time (a 409 "already assigned", or worse
-    /// a placement computed on a node missing them).
+    /// a placement computed on a node missing them). The LIST starts once the caches have
+    /// synced ([`Scheduler::list_barrier_once_synced`]).
     fn start_read_barrier(&mut self, target: Option<u64>) {
-        self.barrier = Some((now(), target));
-        watch::list_assigned_for_barrier(&self.read_client, &self.tx, Duration::ZERO);
+        self.barrier = Some(Barrier {
+            started: now(),
+            target,
+            listing: false,
+            applying: None,
+        });
     }
 
-    /// The barrier's LIST arrived: apply it (unless the watch is already past it) and let
-    /// scheduling start; a failed LIST, or one older than the Lease acquisition, is retried
-    /// after a second.
-    fn read_barrier_listed(&mut self, r: Result<(u64, Vec<crate::model::WirePod>), String>) {
-        let Some((started, target)) = self.barrier else {
+    /// Start the barrier's LIST once every watch has listed: scheduling waits for both anyway,
+    /// and a LIST of every assigned pod read while the assigned watch is still listing them
+    /// too would apply each pod twice (on a cold start, 150,000 of them).
+    fn list_barrier_once_synced(&mut self, synced: bool) {
+        if let Some(b) = &mut self.barrier
+            && synced
+            && !b.listing
+        {
+            b.listing = true;
+            watch::list_assigned_for_barrier(&self.read_client, &self.tx, Duration::ZERO, b.target);
+        }
+    }
+
+    /// A page of the barrier's LIST arrived: apply it (unless the watch is already past the
+    /// LIST), and after the last one let scheduling start; a failed LIST, or one older than the
+    /// Lease acquisition, is retried whole after a second.
+    fn read_barrier_listed(&mut self, r: Result<watch::BarrierPage, watch::BarrierError>) {
+        let Some(b) = self.barrier.as_mut() else {
             return;
         };
-        let (list_rv, pods) = match r {
-            Ok(ok) if target.is_none_or(|t| ok.0 >= t) => ok,
-            Ok((rv, _)) => {
-                warn!(list = rv, target = ?target, "Read barrier LIST older than the Lease acquisition; retrying");
-                return watch::list_assigned_for_barrier(
-                    &self.read_client,
-                    &self.tx,
-                    Duration::from_secs(1),
-                );
-            }
+        let page = match r {
+            Ok(page) => page,
             Err(e) => {
-                warn!(error = %e, "Read barrier LIST failed; retrying");
+                match e {
+                    watch::BarrierError::Older(rv) => {
+                        warn!(list = rv, target = ?b.target, "Read barrier LIST older than the Lease acquisition; retrying")
+                    }
+                    watch::BarrierError::Failed(e) => {
+                        warn!(error = %e, "Read barrier LIST failed; retrying")
+                    }
+                }
+                b.applying = None;
                 return watch::list_assigned_for_barrier(
                     &self.read_client,
                     &self.tx,
                     Duration::from_secs(1),
+                    b.target,
                 );
             }
         };
         let t = now();
-        match self.h.apply_read_barrier(list_rv, pods, t) {
+        let list_rv = page.rv;
+        let rb = b
+            .applying
+            .get_or_insert_with(|| handlers::ReadBarrier::new(list_rv));
+        rb.page(&mut self.h, page.items, t);
+        if !page.last {
+            return;
+        }
+        let started = b.started;
+        let Some(rb) = b.applying.take() else {
+            return;
+        };
+        match rb.finish(&mut self.h, t) {
             Some(fresh) => info!(
                 list = list_rv,
                 newly_assigned = fresh,
@@ -730,7 +775,7 @@ impl Scheduler {
                 debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 // PostFilter: DefaultPreemption, when the profile runs it (v1.22 runs it on a
                 // FitError only).
-                let nominated = match &e {
+                let preempting = match &e {
                     ScheduleError::Fit(fe) => {
                         crate::preemption::PreemptionArgs::of_profile(&self.cfg.profile.policy.args)
                             .and_then(|args| self.post_filter(&pod, fe, args))
@@ -738,29 +783,46 @@ impl Scheduler {
                     _ => None,
                 };
                 self.requeue(qp);
-                self.report.failure_nominated(
-                    report::object_of(&pod),
-                    message,
-                    REASON_UNSCHEDULABLE,
-                    nominated,
-                );
+                match preempting {
+                    None => {
+                        self.report
+                            .failure(report::object_of(&pod), message, REASON_UNSCHEDULABLE)
+                    }
+                    Some(p) => {
+                        let withdraw = Msg::PreemptionFailed {
+                            pod: pod.clone(),
+                            node: p.node.clone(),
+                        };
+                        self.report.preempt_then_report(
+                            report::object_of(&pod),
+                            message,
+                            p,
+                            self.metrics.preemption_victims.clone(),
+                            self.tx.clone(),
+                            withdraw,
+                        );
+                    }
+                }
             }
         }
     }
 
-    /// `DefaultPreemption.PostFilter` for a pod that fits nowhere, and what `PrepareCandidate`
-    /// and `recordSchedulingFailure` then do: the victims deleted through the API (in the
-    /// background, in order, each behind the fence, each with a `Preempted` event naming the
-    /// preemptor), lower-priority nominations on the chosen node cleared, and the pod nominated
-    /// to it in memory at once (the status patch goes with the `FailedScheduling` report).
-    /// Returns the nominated node. The preemptor is requeued as unschedulable; the victims'
-    /// deletions move it back (`AssignedPodDelete`), and it takes the node when there is room.
+    /// `DefaultPreemption.PostFilter` for a pod that fits nowhere. When it nominates a node,
+    /// the pod is nominated to it in memory at once (v1.22 `recordSchedulingFailure`'s
+    /// `AddNominatedPod`, so that the next cycles keep other pods off its room), and the
+    /// returned [`report::Preempting`] is what `PrepareCandidate` writes before the report
+    /// ([`report::Reporter::preempt_then_report`]: victims deleted, lower-priority nominations
+    /// cleared, then `status.nominatedNodeName` with the `FailedScheduling` report). v1.22
+    /// deletes synchronously and nominates only when every deletion succeeded; here they run in
+    /// the background, and a failed one withdraws the nomination ([`Msg::PreemptionFailed`]).
+    /// The preemptor is requeued as unschedulable; the victims' deletions move it back
+    /// (`AssignedPodDelete`), and it takes the node when there is room.
     fn post_filter(
         &mut self,
         pod: &Arc<PodInfo>,
         fe: &crate::schedule_one::FitError,
         args: crate::preemption::PreemptionArgs,
-    ) -> Option<String> {
+    ) -> Option<report::Preempting> {
         self.metrics.preemption_attempts.inc();
         self.preemption.args = args;
         // `preempt` re-reads the preemptor from the informer: the newest pending version.
@@ -806,21 +868,31 @@ impl Scheduler {
             pdb_violations = pf.num_pdb_violations,
             "Preempting"
         );
-        self.report.delete_victims(
-            report::object_of(&pod),
-            node.clone(),
-            pf.victims.iter().map(|v| report::object_of(v)).collect(),
-            self.metrics.preemption_victims.clone(),
-        );
-        self.report.clear_nominated_node_names(
-            pf.lower_priority_nominated
+        // recordSchedulingFailure: AddNominatedPod(pod, nominatedNode) before the patch lands.
+        self.h.nominator.add_nominated_pod(pod, &node);
+        Some(report::Preempting {
+            node,
+            victims: pf.victims.iter().map(|v| report::object_of(v)).collect(),
+            lower_priority_nominated: pf
+                .lower_priority_nominated
                 .iter()
                 .map(|p| report::object_of(p))
                 .collect(),
-        );
-        // recordSchedulingFailure: AddNominatedPod(pod, nominatedNode) before the patch lands.
-        self.h.nominator.add_nominated_pod(pod, &node);
-        Some(node)
+        })
+    }
+
+    /// Preemption's deletions failed after [`Scheduler::post_filter`] nominated `pod` to `node`:
+    /// v1.22's PostFilter would have failed and recorded no nomination (`AddNominatedPod(pod,
+    /// "")`: the pod keeps only the `status.nominatedNodeName` it carries). Withdrawn only if
+    /// the in-memory nomination is still that one.
+    fn preemption_failed(&mut self, pod: &Arc<PodInfo>, node: &str) {
+        if self.h.nominator.nominated_node(&pod.uid) != Some(node) {
+            return;
+        }
+        match self.h.pending.get(&pod.key()).cloned() {
+            Some(current) => self.h.nominator.add_nominated_pod(current, ""),
+            None => self.h.nominator.delete_nominated_pod_if_exists(&pod.uid),
+        }
     }
 
     /// An attempt that failed after the algorithm chose a node (assume, Reserve): counted as

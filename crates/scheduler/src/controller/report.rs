@@ -11,10 +11,12 @@ use k8s_openapi::api::core::v1 as core;
 use kube::Client;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
+use tokio::sync::mpsc;
 use tracing::debug;
 
 use super::events;
 use super::ratelimit::RateLimiter;
+use super::watch::Msg;
 use crate::model::PodInfo;
 
 /// `PodScheduled` condition reason after a failed binding (`SchedulerError`, v1.22
@@ -39,156 +41,205 @@ pub(super) struct Reporter {
     pub(super) leader: LeaderWatch,
 }
 
+/// What a successful `DefaultPreemption` PostFilter leaves `PrepareCandidate` to write: the
+/// victims to delete on `node`, then the lower-priority nominations there to clear.
+pub(super) struct Preempting {
+    /// The node the preemptor is nominated to.
+    pub(super) node: String,
+    /// The victims, in deletion order (the PostFilter's order).
+    pub(super) victims: Vec<Arc<core::Pod>>,
+    /// Pods nominated to `node` with a lower priority than the preemptor.
+    pub(super) lower_priority_nominated: Vec<Arc<core::Pod>>,
+}
+
 impl Reporter {
     /// `FailedScheduling` event and `PodScheduled=False` with `reason` (`recordSchedulingFailure`'s
     /// `reason`: [`REASON_UNSCHEDULABLE`] or [`REASON_SCHEDULER_ERROR`]), written in the
     /// background; each write only if the leadership fence still holds right before it.
     pub(super) fn failure(&self, pod: Arc<core::Pod>, message: String, reason: &'static str) {
-        self.failure_nominated(pod, message, reason, None);
-    }
-
-    /// [`Reporter::failure`] that also sets `status.nominatedNodeName` to `nominated` (v1.22
-    /// `updatePod`: written with the condition, or alone when only the nomination changes).
-    pub(super) fn failure_nominated(
-        &self,
-        pod: Arc<core::Pod>,
-        message: String,
-        reason: &'static str,
-        nominated: Option<String>,
-    ) {
         let Some(guard) = self.leader.leadership() else {
             return;
         };
         let r = self.clone();
         tokio::spawn(async move {
-            r.recorder
-                .for_pod(&pod)
-                .publish(
-                    &pod,
-                    "Warning",
-                    "FailedScheduling",
-                    "Scheduling",
-                    message.clone(),
-                    || admit(&r.event_limiter, &guard),
-                )
-                .await;
-            let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
-            let condition = pod_scheduled_false_patch(
-                &pod,
-                reason,
-                &message,
-                k8s_openapi::jiff::Timestamp::now(),
-            );
-            let current = pod
-                .status
-                .as_ref()
-                .and_then(|s| s.nominated_node_name.as_deref());
-            let nominate = nominated.filter(|n| Some(n.as_str()) != current);
-            let patch = match (condition, nominate) {
-                (None, None) => return,
-                (Some(c), None) => c,
-                (c, Some(n)) => {
-                    let mut p = c.unwrap_or_else(|| serde_json::json!({"status": {}}));
-                    p["status"]["nominatedNodeName"] = serde_json::Value::String(n);
-                    p
-                }
-            };
-            r.limiter.acquire().await;
-            if guard.check().is_err() {
-                return;
-            }
-            if let Err(e) = Api::<core::Pod>::namespaced(r.client, &ns)
-                .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
-                .await
-            {
-                debug!(pod = %format!("{ns}/{name}"), error = %e, "Updating PodScheduled condition failed");
-            }
+            r.write_failure(&pod, message, reason, None, &guard).await;
         });
     }
 
+    /// v1.22's `PrepareCandidate` then `recordSchedulingFailure` for a pod whose PostFilter
+    /// nominated `p.node`, in that order, in the background: the victims deleted one by one
+    /// (each with its `Preempted` event), `victims_metric` observed, the lower-priority
+    /// nominations on the node cleared, and then the `FailedScheduling` report with
+    /// `status.nominatedNodeName` set to the node. When a deletion fails (or the fence stops
+    /// it), PrepareCandidate's error makes v1.22's PostFilter fail and nothing is nominated:
+    /// earlier victims stay deleted, no metric, no clearing, the report goes without a
+    /// nomination, and `withdraw` is sent on `tx` so that the scheduling task drops the
+    /// in-memory nomination it made at once.
+    pub(super) fn preempt_then_report(
+        &self,
+        pod: Arc<core::Pod>,
+        message: String,
+        p: Preempting,
+        victims_metric: prometheus::Histogram,
+        tx: mpsc::Sender<Msg>,
+        withdraw: Msg,
+    ) {
+        let guard = self.leader.leadership();
+        let r = self.clone();
+        tokio::spawn(async move {
+            let deleted = match &guard {
+                Some(g) => r.delete_victims(&pod, &p.node, &p.victims, g).await,
+                None => false,
+            };
+            if !deleted {
+                let _ = tx.send(withdraw).await;
+                if let Some(g) = &guard {
+                    r.write_failure(&pod, message, REASON_UNSCHEDULABLE, None, g)
+                        .await;
+                }
+                return;
+            }
+            let Some(guard) = guard else { return };
+            victims_metric.observe(p.victims.len() as f64);
+            r.clear_nominated(p.lower_priority_nominated, &guard).await;
+            r.write_failure(&pod, message, REASON_UNSCHEDULABLE, Some(p.node), &guard)
+                .await;
+        });
+    }
+
+    /// The `FailedScheduling` event, then one `pods/status` patch with `PodScheduled=False`
+    /// and, when given and new, `status.nominatedNodeName` (v1.22 `updatePod`: written with the
+    /// condition, or alone when only the nomination changes; nothing when neither changes).
+    async fn write_failure(
+        &self,
+        pod: &Arc<core::Pod>,
+        message: String,
+        reason: &'static str,
+        nominated: Option<String>,
+        guard: &LeadershipGuard,
+    ) {
+        self.recorder
+            .for_pod(pod)
+            .publish(
+                pod,
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                message.clone(),
+                || admit(&self.event_limiter, guard),
+            )
+            .await;
+        let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
+        let condition =
+            pod_scheduled_false_patch(pod, reason, &message, k8s_openapi::jiff::Timestamp::now());
+        let current = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.as_deref());
+        let nominate = nominated.filter(|n| Some(n.as_str()) != current);
+        let patch = match (condition, nominate) {
+            (None, None) => return,
+            (Some(c), None) => c,
+            (c, Some(n)) => {
+                let mut p = c.unwrap_or_else(|| serde_json::json!({"status": {}}));
+                p["status"]["nominatedNodeName"] = serde_json::Value::String(n);
+                p
+            }
+        };
+        self.limiter.acquire().await;
+        if guard.check().is_err() {
+            return;
+        }
+        if let Err(e) = Api::<core::Pod>::namespaced(self.client.clone(), &ns)
+            .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+            .await
+        {
+            debug!(pod = %format!("{ns}/{name}"), error = %e, "Updating PodScheduled condition failed");
+        }
+    }
+
     /// `util.ClearNominatedNodeName`: a `pods/status` patch removing `nominatedNodeName` from
-    /// each pod that has one, behind the rate limiter and the fence; errors are only logged.
+    /// each pod that has one, behind the rate limiter and the fence, in the background; errors
+    /// are only logged.
     pub(super) fn clear_nominated_node_names(&self, pods: Vec<Arc<core::Pod>>) {
         let Some(guard) = self.leader.leadership() else {
             return;
         };
         let r = self.clone();
         tokio::spawn(async move {
-            for pod in pods {
-                let has = pod
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.nominated_node_name.as_deref())
-                    .is_some_and(|n| !n.is_empty());
-                if !has {
-                    continue;
-                }
-                r.limiter.acquire().await;
-                if guard.check().is_err() {
-                    return;
-                }
-                let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
-                let patch = serde_json::json!({"status": {"nominatedNodeName": null}});
-                if let Err(e) = Api::<core::Pod>::namespaced(r.client.clone(), &ns)
-                    .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
-                    .await
-                {
-                    debug!(pod = %format!("{ns}/{name}"), error = %e, "Cannot clear nominatedNodeName");
-                }
-            }
+            r.clear_nominated(pods, &guard).await;
         });
+    }
+
+    /// [`Reporter::clear_nominated_node_names`]'s writes, in order.
+    async fn clear_nominated(&self, pods: Vec<Arc<core::Pod>>, guard: &LeadershipGuard) {
+        for pod in pods {
+            let has = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.as_deref())
+                .is_some_and(|n| !n.is_empty());
+            if !has {
+                continue;
+            }
+            self.limiter.acquire().await;
+            if guard.check().is_err() {
+                return;
+            }
+            let (ns, name) = (pod.namespace().unwrap_or_default(), pod.name_any());
+            let patch = serde_json::json!({"status": {"nominatedNodeName": null}});
+            if let Err(e) = Api::<core::Pod>::namespaced(self.client.clone(), &ns)
+                .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+                .await
+            {
+                debug!(pod = %format!("{ns}/{name}"), error = %e, "Cannot clear nominatedNodeName");
+            }
+        }
     }
 
     /// `PrepareCandidate`'s deletions: each victim in turn, a plain `DELETE` (graceful, no UID
     /// precondition, not an eviction) behind the rate limiter and the fence, then its
     /// `Preempted` event naming the preemptor. The first failure stops: earlier victims stay
-    /// deleted, and `victims_metric` is not observed. Returns at once; the work runs in the
-    /// background.
-    pub(super) fn delete_victims(
+    /// deleted. Returns whether every victim was deleted.
+    async fn delete_victims(
         &self,
-        preemptor: Arc<core::Pod>,
-        node: String,
-        victims: Vec<Arc<core::Pod>>,
-        victims_metric: prometheus::Histogram,
-    ) {
-        let Some(guard) = self.leader.leadership() else {
-            return;
-        };
-        let r = self.clone();
-        tokio::spawn(async move {
-            let preemptor_key = format!(
-                "{}/{}",
-                preemptor.namespace().unwrap_or_default(),
-                preemptor.name_any()
-            );
-            for victim in &victims {
-                r.limiter.acquire().await;
-                if guard.check().is_err() {
-                    return;
-                }
-                let (ns, name) = (victim.namespace().unwrap_or_default(), victim.name_any());
-                if let Err(e) = Api::<core::Pod>::namespaced(r.client.clone(), &ns)
-                    .delete(&name, &kube::api::DeleteParams::default())
-                    .await
-                {
-                    tracing::error!(pod = %format!("{ns}/{name}"), preemptor = %preemptor_key, error = %e, "Error preempting victim");
-                    return;
-                }
-                let note = format!("Preempted by {preemptor_key} on node {node}");
-                r.recorder
-                    .publish_related(
-                        victim,
-                        &preemptor,
-                        "Normal",
-                        "Preempted",
-                        "Preempting",
-                        note,
-                        || admit(&r.event_limiter, &guard),
-                    )
-                    .await;
+        preemptor: &Arc<core::Pod>,
+        node: &str,
+        victims: &[Arc<core::Pod>],
+        guard: &LeadershipGuard,
+    ) -> bool {
+        let preemptor_key = format!(
+            "{}/{}",
+            preemptor.namespace().unwrap_or_default(),
+            preemptor.name_any()
+        );
+        for victim in victims {
+            self.limiter.acquire().await;
+            if guard.check().is_err() {
+                return false;
             }
-            victims_metric.observe(victims.len() as f64);
-        });
+            let (ns, name) = (victim.namespace().unwrap_or_default(), victim.name_any());
+            if let Err(e) = Api::<core::Pod>::namespaced(self.client.clone(), &ns)
+                .delete(&name, &kube::api::DeleteParams::default())
+                .await
+            {
+                tracing::error!(pod = %format!("{ns}/{name}"), preemptor = %preemptor_key, error = %e, "Error preempting victim");
+                return false;
+            }
+            let note = format!("Preempted by {preemptor_key} on node {node}");
+            self.recorder
+                .publish_related(
+                    victim,
+                    preemptor,
+                    "Normal",
+                    "Preempted",
+                    "Preempting",
+                    note,
+                    || admit(&self.event_limiter, guard),
+                )
+                .await;
+        }
+        true
     }
 
     /// Write the event series' periodic updates, each behind the rate limiter and the

@@ -152,46 +152,102 @@ pub(super) enum WatchMsg {
     Pdb(WatchEvent<k8s_openapi::api::policy::v1::PodDisruptionBudget>),
 }
 
-/// What the scheduling task receives: a watch event, or the end of a binding cycle. Small
-/// (the event is boxed), so that the watch tasks and the channel move a pointer, not a
-/// kilobytes-large object, per event.
+/// What the scheduling task receives: a watch event, the end of a binding cycle, the read
+/// barrier's LIST, or a failed preemption. Small (the event is boxed), so that the watch tasks
+/// and the channel move a pointer, not a kilobytes-large object, per event.
 pub(super) enum Msg {
     /// A watch event.
     Watch(Box<WatchMsg>),
     /// A binding cycle ended.
     Bound(Box<BindOutcome>),
-    /// The read barrier's LIST of assigned pods ([`list_assigned_for_barrier`]): its
-    /// resourceVersion and items, or the error.
-    Barrier(Result<(u64, Vec<WirePod>), String>),
+    /// One page of the read barrier's LIST of assigned pods ([`list_assigned_for_barrier`]),
+    /// or why the LIST stopped.
+    Barrier(Result<BarrierPage, BarrierError>),
+    /// A victim's deletion failed (or the fence stopped it) after preemption nominated `pod`
+    /// to `node`: the in-memory nomination is withdrawn (v1.22 records none then).
+    PreemptionFailed {
+        /// The preemptor.
+        pod: std::sync::Arc<crate::model::PodInfo>,
+        /// The node it was nominated to.
+        node: String,
+    },
+}
+
+/// One page of the read barrier's LIST: every page of one LIST is of the same consistent
+/// snapshot (the continue token pins it), at resourceVersion `rv`.
+pub(super) struct BarrierPage {
+    /// The LIST's resourceVersion (0 if it is not a number).
+    pub(super) rv: u64,
+    /// The page's pods.
+    pub(super) items: Vec<WirePod>,
+    /// The last page.
+    pub(super) last: bool,
+}
+
+/// Why a read barrier LIST stopped before its last page (it is retried whole).
+pub(super) enum BarrierError {
+    /// Its resourceVersion is older than the term's Lease acquisition.
+    Older(u64),
+    /// A request failed (the error), e.g. an expired continue token.
+    Failed(String),
 }
 
 /// The assigned-pod selector: bound to a node and not terminated (the assigned watch and the
 /// read barrier's LIST).
 const ASSIGNED_PODS: &str = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
 
+/// Pods per page of the read barrier's LIST (client-go's and kube's watcher's page size): the
+/// pages are applied as they arrive, never all held at once.
+const BARRIER_PAGE: u32 = 500;
+
 /// After `after`, a consistent LIST of the assigned pods (no resourceVersion: served from
 /// storage, so at or past anything written before it, the new term's Lease acquisition
-/// included), sent on `tx` as [`Msg::Barrier`] with the list's resourceVersion (0 if it is not
-/// a number).
-pub(super) fn list_assigned_for_barrier(reads: &Client, tx: &mpsc::Sender<Msg>, after: Duration) {
+/// included), sent on `tx` page by page as [`Msg::Barrier`]; a first page older than `target`
+/// (the Lease acquisition's resourceVersion) or a failed request ends it with the error.
+pub(super) fn list_assigned_for_barrier(
+    reads: &Client,
+    tx: &mpsc::Sender<Msg>,
+    after: Duration,
+    target: Option<u64>,
+) {
     let api = Api::<WirePod>::all(reads.clone());
     let tx = tx.clone();
     tokio::spawn(async move {
         tokio::time::sleep(after).await;
-        let lp = kube::api::ListParams::default().fields(ASSIGNED_PODS);
-        let r = match api.list(&lp).await {
-            Ok(l) => {
-                let rv = l
-                    .metadata
-                    .resource_version
-                    .as_deref()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
-                Ok((rv, l.items))
+        let mut token: Option<String> = None;
+        loop {
+            let mut lp = kube::api::ListParams::default()
+                .fields(ASSIGNED_PODS)
+                .limit(BARRIER_PAGE);
+            if let Some(t) = &token {
+                lp = lp.continue_token(t);
             }
-            Err(e) => Err(e.to_string()),
-        };
-        let _ = tx.send(Msg::Barrier(r)).await;
+            let page = match api.list(&lp).await {
+                Ok(l) => {
+                    let rv = l
+                        .metadata
+                        .resource_version
+                        .as_deref()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    if token.is_none() && target.is_some_and(|t| rv < t) {
+                        Err(BarrierError::Older(rv))
+                    } else {
+                        token = l.metadata.continue_.filter(|c| !c.is_empty());
+                        Ok(BarrierPage {
+                            rv,
+                            items: l.items,
+                            last: token.is_none(),
+                        })
+                    }
+                }
+                Err(e) => Err(BarrierError::Failed(e.to_string())),
+            };
+            let done = !matches!(&page, Ok(p) if !p.last);
+            if tx.send(Msg::Barrier(page)).await.is_err() || done {
+                return;
+            }
+        }
     });
 }
 
@@ -417,6 +473,43 @@ impl Tracked {
                     self.known.remove(g);
                 }
                 gone
+            }
+        }
+    }
+}
+
+impl Tracked {
+    /// [`Tracked::observe`] for a watch whose present keys the caller holds itself (`present`:
+    /// the assigned pods, [`super::handlers::EventHandlers`]' map of them), so that `known` stays
+    /// empty instead of holding a second copy of 150,000 keys. A list while nothing is present
+    /// (the first) collects no keys: nothing can be gone.
+    pub(super) fn observe_held<K: Resource, V>(
+        &mut self,
+        ev: &WatchEvent<K>,
+        present: &std::collections::HashMap<String, V>,
+    ) -> Vec<String> {
+        match ev {
+            WatchEvent::Init => {
+                self.relisting = (!present.is_empty()).then(HashSet::new);
+                Vec::new()
+            }
+            WatchEvent::InitApply(o) => {
+                if let Some(r) = &mut self.relisting {
+                    r.insert(key_of(o));
+                }
+                Vec::new()
+            }
+            WatchEvent::Apply(_) | WatchEvent::Delete(_) => Vec::new(),
+            WatchEvent::InitDone => {
+                self.synced = true;
+                match self.relisting.take() {
+                    Some(seen) => present
+                        .keys()
+                        .filter(|k| !seen.contains(*k))
+                        .cloned()
+                        .collect(),
+                    None => Vec::new(),
+                }
             }
         }
     }

@@ -36,9 +36,7 @@ impl Simulation {
         let prof = &self.profiles[profile];
         let framework = prof.profile.framework.clone();
         let extenders = prof.profile.extenders.clone();
-        if extenders.is_empty()
-            && let Some(clear_own_nomination) = self.no_victims_anywhere(&pod, &fe)
-        {
+        if let Some(clear_own_nomination) = self.no_victims_anywhere(profile, &pod, &fe) {
             let mut pod = pod;
             if clear_own_nomination {
                 self.nominator.delete_nominated_pod_if_exists(&pod.uid);
@@ -111,18 +109,22 @@ impl Simulation {
     /// The PostFilter's outcome without its dry run, when it is known: no pod in the cluster
     /// has a lower priority than `pod`, so no node has a victim and `DefaultPreemption` can
     /// only fail (the openb replay: every pod has priority 0 and a full cluster fails thousands
-    /// of pods). Only for a pod without a nomination, node statuses by index and no
-    /// `--explain` (which shows the dry run). The PostFilter's draw of the candidates' offset
+    /// of pods). Only for a pod without a nomination, node statuses by index, no `--explain`
+    /// (which shows the dry run) and a `profile` without extenders (which see the PostFilter's
+    /// candidates). The PostFilter's draw of the candidates' offset
     /// is made as it makes it, so later preemptions choose as they would have. `Some(clear)`:
     /// the pod stays unschedulable, and `clear` says whether the PostFilter would clear its
     /// own nomination (no node where preemption might help); `None`: run the PostFilter.
-    /// (The caller also runs it when the profile has extenders, which see its candidates.)
     fn no_victims_anywhere(
         &mut self,
+        profile: usize,
         pod: &PodInfo,
         fe: &crate::schedule_one::FitError,
     ) -> Option<bool> {
         use crate::preemption::{pod_eligible_to_preempt_others, pod_priority};
+        if !self.profiles[profile].profile.extenders.is_empty() {
+            return None;
+        }
         let snapshot = self.cache.snapshot();
         if self.explain || nominated_node_name(pod).is_some() || snapshot.is_empty() {
             return None;
