@@ -83,8 +83,13 @@ const POLICIES: &[(&str, &str, Option<&str>, TieBreak)] = &[
         TieBreak::NodeName,
     ),
     ("fgd", "FGD", Some("06-FGD"), TieBreak::NodeName),
-    // Ours: FGD with ties broken toward packing (BestFit at weight 1).
-    ("fgd-bestfit", "fgd-bestfit", None, TieBreak::NodeName),
+    // Ours: FGD at half resolution, CPU-only pods packed where the GPUs are taken.
+    (
+        "fgd-cpu-packing",
+        "FGD-CpuPacking",
+        None,
+        TieBreak::NodeName,
+    ),
 ];
 
 /// Arrived workload grid of the results, % of GPU capacity.
@@ -108,7 +113,7 @@ struct Args {
     /// Traces, comma-separated (default: the paper's 17).
     #[arg(long, value_delimiter = ',')]
     traces: Vec<String>,
-    /// Policy file stems, comma-separated (default: the paper's six and ours, `fgd-bestfit`).
+    /// Policy file stems, comma-separated (default: the paper's six and ours, `fgd-cpu-packing`).
     #[arg(long, value_delimiter = ',')]
     policies: Vec<String>,
     /// Seeds as `FIRST-LAST`.
@@ -124,6 +129,9 @@ struct Args {
     /// and run only the missing ones: an interrupted study picks up where it stopped.
     #[arg(long)]
     resume: bool,
+    /// Break score ties this way for every policy (default: by node name, Random at random).
+    #[arg(long, value_parser = ["random", "node-name"])]
+    tie_break: Option<String>,
 }
 
 /// One run's results.
@@ -148,7 +156,13 @@ fn policy_name(stem: &str) -> String {
         .map_or_else(|| stem.to_string(), |p| p.1.to_string())
 }
 
+/// `--tie-break`, when given: the tie-break of every policy.
+static TIE_BREAK: std::sync::OnceLock<TieBreak> = std::sync::OnceLock::new();
+
 fn tie_break(stem: &str) -> TieBreak {
+    if let Some(t) = TIE_BREAK.get() {
+        return *t;
+    }
     POLICIES
         .iter()
         .find(|p| p.0 == stem)
@@ -240,6 +254,32 @@ fn authors(expected: &Path) -> BTreeMap<(String, String), Vec<f64>> {
         }
     }
     out
+}
+
+/// The table's footer: what this invocation ran, in how much wall time, and — with `--resume` —
+/// the runs it kept from an earlier `study.csv`, whose wall time this invocation did not see
+/// (only the sum of their own run times is known).
+fn footer(
+    ran: usize,
+    wall: f64,
+    threads: usize,
+    ran_seconds: f64,
+    kept: usize,
+    kept_seconds: f64,
+) -> String {
+    let mut f = format!(
+        "\n{} runs: {ran} run by this invocation in {wall:.0} s of wall time on {threads} threads \
+         ({ran_seconds:.0} s of runs summed)",
+        ran + kept
+    );
+    if kept > 0 {
+        f.push_str(&format!(
+            "; {kept} kept from an earlier study.csv (--resume; {kept_seconds:.0} s of runs \
+             summed, wall time not recorded)"
+        ));
+    }
+    f.push_str(".\n");
+    f
 }
 
 /// The header of `study.csv`.
@@ -510,6 +550,13 @@ fn bar_chart(
 
 fn main() {
     let args = Args::parse();
+    if let Some(t) = &args.tie_break {
+        let _ = TIE_BREAK.set(if t == "random" {
+            TieBreak::Random
+        } else {
+            TieBreak::NodeName
+        });
+    }
     let traces: Vec<String> = if args.traces.is_empty() {
         TRACES.iter().map(|s| s.to_string()).collect()
     } else {
@@ -649,6 +696,10 @@ fn main() {
     });
     let total = started.elapsed().as_secs_f64();
     let mut results = results.into_inner().expect("results");
+    let ran = results.len();
+    let ran_seconds: f64 = results.iter().map(|r| r.seconds).sum();
+    let kept = earlier.len();
+    let kept_seconds: f64 = earlier.iter().map(|r| r.seconds).sum();
     results.extend(earlier);
     results.sort_by(|a, b| {
         (traces.iter().position(|t| *t == a.trace), &a.policy, a.seed).cmp(&(
@@ -708,10 +759,13 @@ fn main() {
         }
         md.push('\n');
     }
-    let run_seconds: f64 = results.iter().map(|r| r.seconds).sum();
-    md.push_str(&format!(
-        "\n{} runs in {total:.0} s wall time on {threads} threads ({run_seconds:.0} s of runs).\n",
-        results.len()
+    md.push_str(&footer(
+        ran,
+        total,
+        threads,
+        ran_seconds,
+        kept,
+        kept_seconds,
     ));
     std::fs::write(args.out.join("table.md"), &md).expect("writing table.md");
     print!("{md}");
@@ -738,4 +792,24 @@ fn main() {
     )
     .expect("drawing the bar chart");
     eprintln!("wrote {}", args.out.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::footer;
+
+    /// A fresh study reports its own wall time; a resumed one says how many runs it kept and
+    /// that their wall time is not known, instead of passing this invocation's off as the
+    /// whole study's.
+    #[test]
+    fn footer_separates_resumed_runs() {
+        assert_eq!(
+            footer(10, 20.4, 2, 38.0, 0, 0.0),
+            "\n10 runs: 10 run by this invocation in 20 s of wall time on 2 threads (38 s of \
+             runs summed).\n"
+        );
+        let f = footer(238, 144.0, 2, 280.0, 952, 9000.0);
+        assert!(f.starts_with("\n1190 runs: 238 run by this invocation in 144 s"));
+        assert!(f.contains("952 kept from an earlier study.csv (--resume; 9000 s of runs summed, wall time not recorded)"));
+    }
 }

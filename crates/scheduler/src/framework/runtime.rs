@@ -160,6 +160,9 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
             Box::new(plugins::gpu_fgd::GpuFragmentation::stranding())
         }
         plugins::gpu_fgd::NAME_FINE => Box::new(plugins::gpu_fgd::GpuFragmentation::fine()),
+        plugins::gpu_fgd_cpu::NAME => {
+            Box::new(plugins::gpu_fgd_cpu::GpuFragmentationCpuPacking::new())
+        }
         _ => return None,
     })
 }

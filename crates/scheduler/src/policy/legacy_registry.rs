@@ -81,6 +81,10 @@ pub(super) const PRIORITIES: &[(&str, &str)] = &[
     ("DotProductPriority", "GpuDotProduct"),
     ("EvenPodsSpreadPriority", "PodTopologySpread"),
     ("GpuClusteringPriority", "GpuClustering"),
+    (
+        "GpuFragmentationCpuPackingPriority",
+        "GpuFragmentationCpuPacking",
+    ),
     ("GpuFragmentationFinePriority", "GpuFragmentationFine"),
     ("GpuFragmentationPriority", "GpuFragmentation"),
     (

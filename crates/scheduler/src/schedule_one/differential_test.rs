@@ -440,7 +440,7 @@ fn mixed_policy_agrees_with_the_reference_over_many_seeds() {
     }
 }
 
-/// The GPU placement scorers (FGD, BestFit, GpuPacking) with the GPU fit checks: GPU pods take
+/// The GPU placement scorers (FGD, BestFit, GpuPacking, FGD-CpuPacking) with the GPU fit checks: GPU pods take
 /// the combined fast check (GPU resources and devices from the node columns).
 #[test]
 fn gpu_policy_agrees_with_the_reference_over_many_seeds() {
@@ -451,7 +451,8 @@ fn gpu_policy_agrees_with_the_reference_over_many_seeds() {
                          {"name":"PodToleratesNodeTaints"},{"name":"CheckNodeUnschedulable"}],
            "priorities":[{"name":"GpuFragmentationPriority","weight":3},
                          {"name":"BestFitPriority","weight":2},
-                         {"name":"GpuPackingPriority","weight":1}]}"#,
+                         {"name":"GpuPackingPriority","weight":1},
+                         {"name":"GpuFragmentationCpuPackingPriority","weight":2}]}"#,
     )
     .unwrap()
     .resolved;

@@ -112,6 +112,7 @@ pub(super) const PLUGINS: &[(&str, &[Point])] = &[
     (gpu::gpu_fgd::NAME, &[Score]),
     (gpu::gpu_fgd::NAME_STRANDING, &[Score]),
     (gpu::gpu_fgd::NAME_FINE, &[Score]),
+    (gpu::gpu_fgd_cpu::NAME, &[Score]),
 ];
 
 /// Plugins of later kube-scheduler releases that mini-scheduler does not implement.

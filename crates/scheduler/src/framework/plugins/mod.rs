@@ -6,6 +6,7 @@ pub mod gpu_best_fit;
 pub mod gpu_clustering;
 pub mod gpu_dot_product;
 pub mod gpu_fgd;
+pub mod gpu_fgd_cpu;
 pub mod gpu_frag;
 pub mod gpu_packing;
 pub mod gpu_share;
