@@ -225,10 +225,7 @@ impl Cache {
 
     /// Set the workload's typical pods the GPU fragmentation scorers read
     /// ([`Snapshot::typical_pods`]).
-    pub fn set_typical_pods(
-        &mut self,
-        tp: Option<Arc<crate::framework::plugins::gpu_frag::TypicalPods>>,
-    ) {
+    pub fn set_typical_pods(&mut self, tp: Option<Arc<crate::model::typical_pods::TypicalPods>>) {
         self.snapshot.set_typical_pods(tp);
     }
 

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
-use crate::framework::plugins::gpu_frag::TypicalPods;
 use crate::labels::{LabelSelector, Labels};
+use crate::model::typical_pods::TypicalPods;
 use crate::model::{AffinityTerm, Selector};
 use crate::model::{NodeInfo, PodInfo, TaintEffect};
 use crate::volume::VolumeIndex;

@@ -27,6 +27,7 @@ mod pod_info;
 mod resource;
 mod taints;
 mod terms;
+pub mod typical_pods;
 mod volumes;
 mod wire;
 
