@@ -367,10 +367,10 @@ impl EventHandlers {
                     self.remove_pending(&gone);
                 }
                 match (ev, key) {
-                    (WatchEvent::Apply(p) | WatchEvent::InitApply(p), Some(key)) => {
-                        if self.responsible_for(&p) {
-                            self.upsert_pending(key, p, now);
-                        }
+                    (WatchEvent::Apply(p) | WatchEvent::InitApply(p), Some(key))
+                        if self.responsible_for(&p) =>
+                    {
+                        self.upsert_pending(key, p, now);
                     }
                     (WatchEvent::Delete(_), Some(key)) => self.remove_pending(&key),
                     _ => {}
