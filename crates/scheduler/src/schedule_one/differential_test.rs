@@ -498,8 +498,9 @@ fn gpu_policy_agrees_with_the_reference_over_many_seeds() {
     }
 }
 
-/// The sample policy (`config/policy-config-file.json`) and the DefaultProvider with every node
-/// in one zone: the dense column scan, against the reference.
+/// The sample policy (`config/policy-config-file.json`), the DefaultProvider and a policy
+/// weighting the resource scorers 2 and 3, with every node in one zone: the dense column scan,
+/// against the reference.
 #[test]
 fn one_zone_dense_scan_agrees_with_the_reference_over_many_seeds() {
     let sample = crate::policy::parse_policy(
@@ -509,10 +510,20 @@ fn one_zone_dense_scan_agrees_with_the_reference_over_many_seeds() {
     .unwrap()
     .resolved
     .with_feature_gates(&crate::policy::FeatureGates::default());
-    for (k, policy) in [sample, crate::policy::default_provider()]
-        .iter()
-        .enumerate()
-    {
+    // Weights other than 1: the kernel's general combination.
+    let weighted = crate::policy::parse_policy(
+        "inline",
+        r#"{"kind":"Policy","apiVersion":"v1",
+           "predicates":[{"name":"PodFitsResources"},{"name":"PodFitsHostPorts"},
+                         {"name":"MatchNodeSelector"},{"name":"PodToleratesNodeTaints"}],
+           "priorities":[{"name":"LeastRequestedPriority","weight":2},
+                         {"name":"BalancedResourceAllocation","weight":3},
+                         {"name":"NodeAffinityPriority","weight":2}]}"#,
+    )
+    .unwrap()
+    .resolved;
+    let policies = [sample, crate::policy::default_provider(), weighted];
+    for (k, policy) in policies.iter().enumerate() {
         let fwk = Framework::from_policy(policy).unwrap();
         for seed in 0..seeds() {
             run_seed_in(&fwk, 30_000 + 10_000 * k as u64 + seed, true);

@@ -30,7 +30,7 @@ use super::select_host::Top;
 use super::workers::Workers;
 use crate::extender::{self, Extender};
 use crate::framework::plugins::node_resources_columns::{
-    ScoreInput, least_balanced_f64, small_to_i64,
+    ScoreInput, floor_small, least_balanced_f64, small_to_i64,
 };
 use crate::framework::{Code, CycleState, FastCheck, Framework, HotScorer, NominatedPods, Status};
 use crate::model::{NodeInfo, PodInfo};
@@ -733,10 +733,16 @@ impl Dense {
             &cols.inv_memory[lo..hi],
             &cols.nz_memory_f[lo..hi],
         );
+        // Weights 1 (the sample policy's, the DefaultProvider's): integer adds and a shift.
+        let unit = wl == 1.0 && wb == 1.0;
         for k in 0..len {
-            let (least, balanced, exact) =
+            let (least_sum, balanced, exact) =
                 least_balanced_f64(nc[k] + pc, cc[k], ic[k], nm[k] + pm, cm[k], im[k]);
-            totals[k] = small_to_i64(wl * least + wb * balanced);
+            totals[k] = if unit {
+                (small_to_i64(least_sum) >> 1) + small_to_i64(balanced)
+            } else {
+                small_to_i64(wl * floor_small(least_sum * 0.5) + wb * balanced)
+            };
             let in_range = flags[k] & NodeHot::SCORE_OUT_OF_RANGE == 0;
             state[k] |= u8::from(exact & in_range) << 1;
         }
@@ -774,6 +780,15 @@ fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
         totals,
         ..
     } = c;
+    // Every node passed and has its score (the usual case): nothing to compact.
+    let full = if scoring { 3 } else { 1 };
+    if state[..len].iter().all(|&s| s & full == full) {
+        if scoring {
+            totals.extend_from_slice(&sums[..len]);
+        }
+        c.top = Top::of(&c.totals);
+        return;
+    }
     totals.reserve(len);
     let mut kept = 0;
     for k in 0..len {

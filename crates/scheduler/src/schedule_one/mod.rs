@@ -352,10 +352,11 @@ impl Algorithm {
 
         let score_start = std::time::Instant::now();
         let feasible = std::mem::take(&mut self.search.feasible);
-        let sums = std::mem::take(&mut self.search.totals);
-        let searched = (self.search.scored && !preferred).then_some(sums.as_slice());
+        let mut sums = std::mem::take(&mut self.search.totals);
+        let searched = (self.search.scored && !preferred).then_some(&mut sums);
         self.scoring.reset_timings();
         let result = self.prioritize_and_select(fwk, snapshot, pod, &feasible, explain, searched);
+        // (The buffer back; its contents may have moved into the scoring totals.)
         self.search.totals = sums;
         if feasible.len() > 1 {
             let pre_score = self.scoring.pre_score_duration;
@@ -416,7 +417,7 @@ impl Algorithm {
         pod: &PodInfo,
         feasible: &[u32],
         explain: bool,
-        searched: Option<&[i64]>,
+        searched: Option<&mut Vec<i64>>,
     ) -> Result<(u32, Option<BTreeMap<String, ScoreBreakdown>>), ScheduleError> {
         if feasible.len() == 1 && !explain {
             return Ok((feasible[0], None));

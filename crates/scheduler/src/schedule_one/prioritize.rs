@@ -27,8 +27,9 @@ use crate::snapshot::Snapshot;
 const MIN_PART: usize = 512;
 
 /// What the search computed: the cpu/memory scorers with their weights, and their weighted sum
-/// per feasible node.
-pub(super) type Searched<'a> = (&'a [(HotScorer, i64)], &'a [i64]);
+/// per feasible node (taken into [`Scoring::totals`] by a swap of the buffers when those sums
+/// are the totals; the caller's buffer then holds no sums).
+pub(super) type Searched<'a> = (&'a [(HotScorer, i64)], &'a mut Vec<i64>);
 
 /// Scoring buffers kept across cycles, with the last call's totals and timings.
 #[derive(Default)]
@@ -104,7 +105,8 @@ impl Scoring {
             self.totals
                 .resize(m, if extenders.is_empty() { 1 } else { 0 });
         } else {
-            self.totals.resize(m, 0);
+            // `totals` is filled lazily: zeros for the first plugin that adds per node, or the
+            // search's sums taken as they are.
             self.fused.clear();
             for ws in &fwk.scores {
                 let p = &ws.plugin;
@@ -157,6 +159,9 @@ impl Scoring {
                     return Err(invalid_score(p.name(), bad));
                 }
                 let w = ws.weight;
+                if !per_node {
+                    self.totals.resize(m, 0);
+                }
                 per_node = true;
                 for (t, &s) in self.totals.iter_mut().zip(&self.plugin_scores) {
                     *t += s * w;
@@ -170,15 +175,18 @@ impl Scoring {
                 .map(|(_, sums)| sums);
             if let (false, Some(sums)) = (self.fused.is_empty(), searched) {
                 if per_node {
-                    for (t, &s) in self.totals.iter_mut().zip(sums) {
+                    for (t, &s) in self.totals.iter_mut().zip(sums.iter()) {
                         *t += s;
                     }
                 } else {
                     // Every other plugin was uniform: the totals are the sums.
-                    self.totals.copy_from_slice(sums);
+                    std::mem::swap(&mut self.totals, sums);
                     self.totals_are_searched = true;
                 }
             } else if !self.fused.is_empty() {
+                if !per_node {
+                    self.totals.resize(m, 0);
+                }
                 let fused = &self.fused;
                 let _: Result<(), ()> =
                     workers.for_parts(feasible, &mut self.totals, MIN_PART, |f, t| {
@@ -186,6 +194,8 @@ impl Scoring {
                         Ok(())
                     });
             }
+            // Every plugin uniform: the totals are 0.
+            self.totals.resize(m, 0);
         }
         if m > 1 && !extenders.is_empty() {
             self.totals_are_searched = false;

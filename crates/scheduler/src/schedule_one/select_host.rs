@@ -55,21 +55,14 @@ impl Default for Top {
 }
 
 impl Top {
-    /// The top of `totals`.
+    /// The top of `totals` (two branch-free passes: the maximum, then how many have it).
     pub(super) fn of(totals: &[i64]) -> Top {
-        let mut top = Top {
+        let max = totals.iter().fold(i64::MIN, |m, &t| m.max(t));
+        Top {
+            max,
+            ties: totals.iter().filter(|&&t| t == max).count(),
             len: totals.len(),
-            ..Top::default()
-        };
-        for &t in totals {
-            if t > top.max {
-                top.max = t;
-                top.ties = 1;
-            } else if t == top.max {
-                top.ties += 1;
-            }
         }
-        top
     }
 }
 

@@ -4,8 +4,10 @@
 //! Work is cut into parts by the caller (contiguous runs of nodes in search order), each part
 //! computed by one worker into its own output, and the outputs are reduced by the caller in
 //! part order, so results do not depend on the number of workers or on which worker ran which
-//! part. The calling thread computes the first part itself; the others go to a rayon pool of
-//! `workers - 1` threads, so one worker means no pool and no other thread.
+//! part. The calling thread is one of the workers; the others are a rayon pool of `workers - 1`
+//! threads, so one worker means no pool and no other thread. [`Workers::run`] hands the parts
+//! out one at a time to whichever worker is free; [`Workers::for_parts`] cuts its input into
+//! one part per worker.
 //!
 //! Like Go's scheduler runs `parallelism` goroutines on at most `GOMAXPROCS` threads, the
 //! workers that run at once are at most the cores the process may use
@@ -68,6 +70,11 @@ impl Workers {
 
     /// `f(i, &mut parts[i])` for every part, the parts spread over the workers; returns when all
     /// are done. With one worker, or one part, everything runs on the calling thread in order.
+    ///
+    /// The parts are handed out one at a time, in order, to whichever worker asks next (the
+    /// calling thread among them): a pool thread that starts late (asleep, or its core busy)
+    /// takes fewer parts instead of holding up the cycle with a fixed share. Which worker
+    /// computed a part does not change its result.
     pub(super) fn run<T: Send>(&self, parts: &mut [T], f: impl Fn(usize, &mut T) + Sync) {
         let Some(pool) = self.pool.as_ref().filter(|_| parts.len() > 1) else {
             for (i, p) in parts.iter_mut().enumerate() {
@@ -75,24 +82,23 @@ impl Workers {
             }
             return;
         };
-        // `count` contiguous groups of parts; the caller takes the first.
-        let per = parts.len().div_ceil(self.count);
-        let f = &f;
-        pool.in_place_scope(|s| {
-            let mut groups = parts.chunks_mut(per).enumerate();
-            let first = groups.next();
-            for (g, group) in groups {
-                s.spawn(move |_| {
-                    for (k, p) in group.iter_mut().enumerate() {
-                        f(g * per + k, p);
-                    }
-                });
-            }
-            if let Some((_, group)) = first {
-                for (k, p) in group.iter_mut().enumerate() {
-                    f(k, p);
+        let helpers = (self.count - 1).min(parts.len() - 1);
+        let queue = std::sync::Mutex::new(parts.iter_mut().enumerate());
+        let work = || {
+            loop {
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                match next {
+                    Some((i, p)) => f(i, p),
+                    None => break,
                 }
             }
+        };
+        let work = &work;
+        pool.in_place_scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(move |_| work());
+            }
+            work();
         });
     }
 

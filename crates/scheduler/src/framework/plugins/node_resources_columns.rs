@@ -84,13 +84,13 @@ fn least_part_f64(req: f64, cap: f64, inv: f64) -> f64 {
 }
 
 /// LeastAllocated and BalancedAllocation of one node in floats, for a loop over the columns
-/// that the compiler vectorises: `(least, balanced, balanced_exact)`, integer-valued floats.
-/// Inputs: the requested cpu and memory with the pod (`req_*`, integer-valued, `0 <= req <
-/// 2^53`), the allocatable (`cap_*`, `1 <= cap < 2^46`) and its reciprocal. `least` is
-/// [`ScoreInput::least_allocated`] exactly; `balanced` is [`ScoreInput::balanced_allocation`]
-/// when `balanced_exact` (the value before truncation is farther than [`BALANCED_MARGIN`] from
-/// an integer), else the caller must take the exact path. Nodes outside the ranges carry
-/// [`crate::snapshot::NodeHot::SCORE_OUT_OF_RANGE`].
+/// that the compiler vectorises: `(least_sum, balanced, balanced_exact)`, integer-valued
+/// floats. Inputs: the requested cpu and memory with the pod (`req_*`, integer-valued,
+/// `0 <= req < 2^53`), the allocatable (`cap_*`, `1 <= cap < 2^46`) and its reciprocal.
+/// `least_sum / 2` (integer division) is [`ScoreInput::least_allocated`] exactly; `balanced`
+/// is [`ScoreInput::balanced_allocation`] when `balanced_exact` (the value before truncation is
+/// farther than [`BALANCED_MARGIN`] from an integer), else the caller must take the exact path.
+/// Nodes outside the ranges carry [`crate::snapshot::NodeHot::SCORE_OUT_OF_RANGE`].
 #[inline(always)]
 pub fn least_balanced_f64(
     req_cpu: f64,
@@ -100,22 +100,20 @@ pub fn least_balanced_f64(
     cap_mem: f64,
     inv_mem: f64,
 ) -> (f64, f64, bool) {
-    let least = floor_small(
-        (least_part_f64(req_cpu, cap_cpu, inv_cpu) + least_part_f64(req_mem, cap_mem, inv_mem))
-            * 0.5,
-    );
+    let least_sum =
+        least_part_f64(req_cpu, cap_cpu, inv_cpu) + least_part_f64(req_mem, cap_mem, inv_mem);
     let fc = req_cpu * inv_cpu;
     let fc = if fc < 1.0 { fc } else { 1.0 };
     let fm = req_mem * inv_mem;
     let fm = if fm < 1.0 { fm } else { 1.0 };
     let v = (1.0 - (fc - fm).abs()) * MAX_NODE_SCORE as f64;
-    let t = floor_small(v);
-    let frac = v - t;
-    (
-        least,
-        t,
-        frac > BALANCED_MARGIN && frac < 1.0 - BALANCED_MARGIN,
-    )
+    // `v` in [0, 100]: `r` its nearest integer, `d = v - r` exact; `floor(v)` is `r` or, when
+    // `r` is above `v`, `r - 1`; `v` is farther than the margin from every integer exactly
+    // when `|d|` is.
+    let r = (v + MAGIC) - MAGIC;
+    let d = v - r;
+    let t = if d < 0.0 { r - 1.0 } else { r };
+    (least_sum, t, d.abs() > BALANCED_MARGIN)
 }
 
 /// One node's cpu/memory numbers for scoring a pod: `(allocatable, requested with the pod,
@@ -353,7 +351,7 @@ mod tests {
     /// The float kernel on one node, as the dense scan calls it: `None` when it defers to
     /// the exact path.
     fn kernel(s: &ScoreInput) -> (i64, Option<i64>) {
-        let (least, balanced, exact) = least_balanced_f64(
+        let (least_sum, balanced, exact) = least_balanced_f64(
             s.req_cpu as f64,
             s.cap_cpu as f64,
             s.inv_cpu,
@@ -361,7 +359,9 @@ mod tests {
             s.cap_mem as f64,
             s.inv_mem,
         );
-        (small_to_i64(least), exact.then_some(small_to_i64(balanced)))
+        let least = small_to_i64(least_sum) / 2;
+        assert_eq!(small_to_i64(floor_small(least_sum * 0.5)), least);
+        (least, exact.then_some(small_to_i64(balanced)))
     }
 
     fn check_kernel(s: &ScoreInput, deferred: &mut usize) {
