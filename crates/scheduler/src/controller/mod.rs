@@ -95,9 +95,10 @@ use crate::profile::{PROFILE_NAME, Profile, SchedulerProfile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError};
 
-/// How long a follower lets watch events gather before it applies them (see [`run`]'s loop):
-/// the cache of a replica that does not schedule may lag the watches by this much.
-const FOLLOWER_BATCH: Duration = Duration::from_millis(10);
+/// How long a follower lets watch events gather before it reads them from its watches
+/// ([`watch::spawn_watches`]) and again before it applies them (see [`run`]'s loop): the
+/// cache of a replica that does not schedule may lag the API server by about twice this.
+pub(super) const FOLLOWER_BATCH: Duration = Duration::from_millis(10);
 
 /// Settings of [`run`].
 #[derive(Clone)]
@@ -235,7 +236,9 @@ pub async fn run(
     let scheduler_names: Vec<String> = std::iter::once(cfg.scheduler_name.clone())
         .chain(cfg.other_profiles.iter().map(|p| p.scheduler_name.clone()))
         .collect();
-    let mut watches = watch::spawn_watches(&reads, &scheduler_names, &tx);
+    // Every replica starts following: its watches read in batches until it leads.
+    let following = Arc::new(AtomicBool::new(true));
+    let mut watches = watch::spawn_watches(&reads, &scheduler_names, &tx, &following);
     let recorder = events::EventRecorder::new(
         event_client,
         cfg.scheduler_name.clone(),
@@ -320,6 +323,7 @@ pub async fn run(
         if current.is_some() && !was_leading {
             info!(identity = %s.cfg.identity, "Started leading; scheduling");
             was_leading = true;
+            following.store(false, Ordering::Relaxed);
             term = current.clone();
             s.leading = true;
             s.report_malformed();

@@ -7,9 +7,11 @@
 //! barrier LISTs the assigned pods here too ([`list_assigned_for_barrier`]).
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::storage::v1 as storage;
@@ -256,10 +258,17 @@ pub(super) fn list_assigned_for_barrier(
 /// the event handlers filter by name as v1.22's `responsibleForPod` does, since a field
 /// selector cannot name a set); the kinds the cache mirrors. Each forwards its events on `tx`
 /// until the receiver closes.
+///
+/// While `gather` is set (this replica follows), a watch that has listed reads its stream in
+/// batches: when no event is ready, it waits [`super::FOLLOWER_BATCH`] before reading again,
+/// so that the events arriving meanwhile are read together (one wake-up and a few reads for
+/// many events, instead of one each). LISTs are never delayed, and the leader's watches
+/// (`gather` cleared) read every event as it arrives.
 pub(super) fn spawn_watches(
     reads: &Client,
     scheduler_names: &[String],
     tx: &mpsc::Sender<Msg>,
+    gather: &Arc<AtomicBool>,
 ) -> JoinSet<()> {
     let mut tasks = JoinSet::new();
     let by_name = match scheduler_names {
@@ -277,6 +286,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::Nodes,
         WatchMsg::Node,
     );
@@ -285,6 +295,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         assigned,
         tx.clone(),
+        gather.clone(),
         Kind::AssignedPods,
         WatchMsg::AssignedPod,
     );
@@ -293,6 +304,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         pending,
         tx.clone(),
+        gather.clone(),
         Kind::PendingPods,
         WatchMsg::PendingPod,
     );
@@ -301,6 +313,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::Services,
         WatchMsg::Service,
     );
@@ -309,6 +322,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::ReplicationControllers,
         WatchMsg::Rc,
     );
@@ -317,6 +331,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::ReplicaSets,
         WatchMsg::Rs,
     );
@@ -325,6 +340,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::StatefulSets,
         WatchMsg::Ss,
     );
@@ -335,6 +351,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::Namespaces,
         WatchMsg::Namespace,
     );
@@ -343,6 +360,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::PersistentVolumes,
         |e| WatchMsg::Pv(Box::new(e)),
     );
@@ -351,6 +369,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::PersistentVolumeClaims,
         WatchMsg::Pvc,
     );
@@ -359,6 +378,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::StorageClasses,
         WatchMsg::StorageClass,
     );
@@ -367,6 +387,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::CsiNodes,
         WatchMsg::CsiNode,
     );
@@ -376,6 +397,7 @@ pub(super) fn spawn_watches(
         Api::all(reads.clone()),
         all(),
         tx.clone(),
+        gather.clone(),
         Kind::PodDisruptionBudgets,
         WatchMsg::Pdb,
     );
@@ -388,6 +410,7 @@ fn spawn_watch<K, F>(
     api: Api<K>,
     config: watcher::Config,
     tx: mpsc::Sender<Msg>,
+    gather: Arc<AtomicBool>,
     kind: Kind,
     wrap: F,
 ) where
@@ -397,7 +420,7 @@ fn spawn_watch<K, F>(
 {
     tasks.spawn(async move {
         let stream = watcher(api, config).default_backoff();
-        forward(stream, tx, kind, wrap).await;
+        forward(stream, tx, &gather, kind, wrap).await;
     });
 }
 
@@ -412,20 +435,44 @@ where
     watcher::watcher(api, config)
 }
 
-async fn forward<K, S, F>(stream: S, tx: mpsc::Sender<Msg>, kind: Kind, wrap: F)
-where
+async fn forward<K, S, F>(
+    stream: S,
+    tx: mpsc::Sender<Msg>,
+    gather: &AtomicBool,
+    kind: Kind,
+    wrap: F,
+) where
     S: Stream<Item = watcher::Result<WatchEvent<K>>>,
     F: Fn(WatchEvent<K>) -> WatchMsg,
 {
     let mut stream = std::pin::pin!(stream);
-    while let Some(ev) = stream.next().await {
+    // Between a relist's `InitDone` and the next `Init`: watching, not listing.
+    let mut watching = false;
+    loop {
+        let next = match stream.next().now_or_never() {
+            Some(next) => next,
+            None => {
+                if watching && gather.load(Ordering::Relaxed) {
+                    tokio::time::sleep(super::FOLLOWER_BATCH).await;
+                }
+                stream.next().await
+            }
+        };
+        let Some(ev) = next else { return };
         match ev {
             Ok(ev) => {
+                match &ev {
+                    WatchEvent::InitDone => watching = true,
+                    WatchEvent::Init => watching = false,
+                    _ => {}
+                }
                 if tx.send(Msg::Watch(Box::new(wrap(ev)))).await.is_err() {
                     return;
                 }
             }
-            Err(e) => warn!(watch = kind.name(), error = %e, "Watch failed; retrying with backoff"),
+            Err(e) => {
+                warn!(watch = kind.name(), error = %e, "Watch failed; retrying with backoff")
+            }
         }
     }
 }
@@ -558,6 +605,56 @@ mod tests {
 
     use super::*;
     use kube::ResourceExt;
+
+    fn named(name: &str) -> core::Node {
+        let mut n = core::Node::default();
+        n.metadata.name = Some(name.into());
+        n
+    }
+
+    /// A following replica's watch, once listed, reads in batches: the first event after a
+    /// quiet spell is forwarded at once, the ones after it only once FOLLOWER_BATCH has passed
+    /// (read together); the LIST is never delayed, and a leading replica's watch (`gather`
+    /// cleared) forwards every event at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_following_watch_reads_in_batches_once_listed() {
+        use tokio::time::Instant;
+        let (events, stream) =
+            futures::channel::mpsc::unbounded::<watcher::Result<WatchEvent<core::Node>>>();
+        let (tx, mut rx) = mpsc::channel(16);
+        let gather = Arc::new(AtomicBool::new(true));
+        let g = gather.clone();
+        tokio::spawn(async move { forward(stream, tx, &g, Kind::Nodes, WatchMsg::Node).await });
+        let start = Instant::now();
+        let mut next = async |ev: WatchEvent<core::Node>| {
+            events.unbounded_send(Ok(ev)).unwrap();
+            let m = rx.recv().await.unwrap();
+            assert!(matches!(m, Msg::Watch(_)));
+            start.elapsed()
+        };
+        // Listing: no delay.
+        assert_eq!(next(WatchEvent::Init).await, Duration::ZERO);
+        assert_eq!(
+            next(WatchEvent::InitApply(named("a"))).await,
+            Duration::ZERO
+        );
+        assert_eq!(next(WatchEvent::InitDone).await, Duration::ZERO);
+        // Watching while following: after a quiet spell the first event comes at once, the
+        // next one after the batch interval.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let ms = Duration::from_millis;
+        assert_eq!(next(WatchEvent::Apply(named("b"))).await, ms(50));
+        assert_eq!(
+            next(WatchEvent::Apply(named("c"))).await,
+            ms(50) + super::super::FOLLOWER_BATCH
+        );
+        // Leading: at once.
+        gather.store(false, Ordering::Relaxed);
+        tokio::time::sleep(ms(100)).await;
+        let t = start.elapsed();
+        assert_eq!(next(WatchEvent::Apply(named("d"))).await, t);
+        assert_eq!(next(WatchEvent::Apply(named("e"))).await, t);
+    }
 
     /// Pods decode in their wire form through kube's own watch-event and LIST types, as the
     /// client reads them (`serde_json::from_str`): the object's text is kept whole (the
