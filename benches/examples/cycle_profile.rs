@@ -5,11 +5,21 @@
 //! `Algorithm::schedule` inclusive count by the pod count. A third argument sets the
 //! `parallelism` (default 1: callgrind runs one thread at a time anyway); a fourth, `openb`,
 //! schedules on the heterogeneous openb nodes (`benches::openb_snapshot`) instead of the
-//! template ones.
+//! template ones (`template` keeps them); a fifth repeats the whole run that many times on a
+//! fresh copy of the cluster (default 1), so that `perf record` sees mostly cycles.
+//!
+//! It prints the time the cycles took (the cycle and assuming the pod, not building the
+//! cluster): per pod and per node visit, the best of the repeats; then the same for the
+//! columns reference scan (`benches::reference::SoaNodes`) on the same nodes and pods, and the
+//! ratio of the two pods/s.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use benches::{openb_snapshot, perf_pods, perf_snapshot, sample_policy};
+use benches::reference::SoaNodes;
+use benches::{
+    openb_snapshot, perf_pods, perf_snapshot, reference_allocatable, reference_pod, sample_policy,
+};
 use scheduler::framework::Framework;
 use scheduler::schedule_one::Algorithm;
 
@@ -19,11 +29,12 @@ fn main() {
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(2000);
     let parallelism: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let openb = args.next().is_some_and(|a| a == "openb");
+    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1).max(1);
     let Ok(fwk) = Framework::from_policy(&sample_policy()) else {
         eprintln!("the sample policy does not build");
         std::process::exit(1);
     };
-    let mut snapshot = if openb {
+    let fresh = if openb {
         openb_snapshot(nodes)
     } else {
         perf_snapshot(nodes)
@@ -31,12 +42,40 @@ fn main() {
     let pods = perf_pods(count);
     let mut algo = Algorithm::new(100, 1);
     algo.set_parallelism(parallelism);
+    let mut best = Duration::MAX;
     let mut scheduled = 0;
-    for pod in &pods {
-        if let Ok(r) = algo.schedule(&fwk, &snapshot, pod, false) {
-            let _ = snapshot.add_pod(Arc::clone(pod), Some(&r.node), None);
-            scheduled += 1;
+    for _ in 0..rounds {
+        let mut snapshot = fresh.clone();
+        scheduled = 0;
+        let start = Instant::now();
+        for pod in &pods {
+            if let Ok(r) = algo.schedule(&fwk, &snapshot, pod, false) {
+                let _ = snapshot.add_pod(Arc::clone(pod), Some(&r.node), None);
+                scheduled += 1;
+            }
         }
+        best = best.min(start.elapsed());
     }
-    println!("scheduled {scheduled} of {count} pods on {nodes} nodes");
+    // The columns reference scan over the same nodes and pods, interleaved with nothing else.
+    let alloc = reference_allocatable(&fresh);
+    let refs: Vec<_> = pods.iter().map(|p| reference_pod(p)).collect();
+    let mut best_ref = Duration::MAX;
+    for _ in 0..rounds {
+        let mut scan = SoaNodes::new(alloc.iter().copied());
+        let start = Instant::now();
+        for p in &refs {
+            let _ = scan.schedule(p);
+        }
+        best_ref = best_ref.min(start.elapsed());
+    }
+    let per_pod = best.as_secs_f64() / count.max(1) as f64;
+    let per_ref = best_ref.as_secs_f64() / count.max(1) as f64;
+    println!(
+        "scheduled {scheduled} of {count} pods on {nodes} nodes; best of {rounds}: {:.1} us/pod, {:.2} ns/node, {:.0} pods/s; columns reference {:.2} ns/node: cycle {:.2}x of its pods/s",
+        per_pod * 1e6,
+        per_pod * 1e9 / nodes.max(1) as f64,
+        1.0 / per_pod,
+        per_ref * 1e9 / nodes.max(1) as f64,
+        per_ref / per_pod
+    );
 }

@@ -262,6 +262,14 @@ impl Cache {
         self.assumed
     }
 
+    /// The assumed pods (not yet confirmed by the watch), in no particular order.
+    pub fn assumed_pods(&self) -> impl Iterator<Item = &Arc<PodInfo>> {
+        self.pods
+            .values()
+            .filter(|e| matches!(e.state, PodState::Assumed { .. }))
+            .map(|e| &e.pod)
+    }
+
     /// Pods whose node is not in the snapshot.
     pub fn parked_pod_count(&self) -> usize {
         self.by_node

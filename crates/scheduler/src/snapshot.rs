@@ -116,6 +116,9 @@ pub struct Snapshot {
     index: HashMap<String, u32>,
     zones: Vec<(String, Vec<u32>)>,
     order: Vec<u32>,
+    /// `order` is not `0, 1, 2, ...` (false for an empty snapshot): see
+    /// [`Snapshot::order_is_index`].
+    order_permuted: bool,
     services: Vec<ServiceSelector>,
     rcs: HashMap<(String, String), BTreeMap<String, String>>,
     rss: HashMap<(String, String), LabelSelector>,
@@ -172,6 +175,13 @@ impl Snapshot {
         &self.order
     }
 
+    /// True when [`Snapshot::order`] is `0, 1, 2, ...`: the NodeTree order is the index order
+    /// (one zone, or zones that interleave that way, and no removal that reordered the
+    /// indexes). A scan in order then reads the node columns sequentially.
+    pub fn order_is_index(&self) -> bool {
+        !self.order_permuted
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()
@@ -220,6 +230,7 @@ impl Snapshot {
             }
             i += 1;
         }
+        self.order_permuted = self.order.iter().enumerate().any(|(k, &n)| n as usize != k);
     }
 
     /// Add a node (no pods yet).
@@ -672,6 +683,31 @@ mod tests {
         assert_eq!(order_names(&s), ["n2", "n3", "n4", "n1"]);
         assert!(s.node("n3").is_some() && s.node("n0").is_none());
         assert!(s.hot_rows_consistent());
+    }
+
+    /// `order_is_index` holds exactly when the order is `0, 1, 2, ...`, through adds, zone
+    /// changes and removals.
+    #[test]
+    fn order_is_index_follows_the_order() {
+        let mut s = Snapshot::new();
+        assert!(s.order_is_index());
+        for n in ["n0", "n1", "n2"] {
+            s.add_node(zoned(n, "a")).unwrap();
+        }
+        assert!(s.order_is_index());
+        // Zone b's first node comes second in the round robin.
+        s.add_node(zoned("n3", "b")).unwrap();
+        assert_eq!(order_names(&s), ["n0", "n3", "n1", "n2"]);
+        assert!(!s.order_is_index());
+        s.update_node(zoned("n3", "a"));
+        assert_eq!(order_names(&s), ["n0", "n1", "n2", "n3"]);
+        assert!(s.order_is_index());
+        // Removing n0 moves n3, the last index, to index 0: the order is [1, 2, 0].
+        s.remove_node("n0").unwrap();
+        assert_eq!(order_names(&s), ["n1", "n2", "n3"]);
+        let index_order = s.order().iter().enumerate().all(|(k, &i)| i as usize == k);
+        assert_eq!(s.order_is_index(), index_order);
+        assert!(!s.order_is_index());
     }
 
     /// The affinity node indexes follow add/remove pod, node update and the swap of

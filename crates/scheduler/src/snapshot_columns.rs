@@ -22,7 +22,8 @@ pub struct NodeHot {
     pub free_milli_cpu: i64,
     /// Allocatable minus requested (fit accounting) memory, bytes, saturating.
     pub free_memory: i64,
-    /// [`NodeHot::UNSCHEDULABLE`] | [`NodeHot::FILTER_TAINTS`] | [`NodeHot::OTHER_OVERCOMMIT`].
+    /// [`NodeHot::UNSCHEDULABLE`] | [`NodeHot::FILTER_TAINTS`] | [`NodeHot::OTHER_OVERCOMMIT`]
+    /// | [`NodeHot::SCORE_OUT_OF_RANGE`].
     pub flags: u32,
     /// Allocatable cpu, millicores.
     pub alloc_milli_cpu: i64,
@@ -50,6 +51,11 @@ impl NodeHot {
     pub const FILTER_TAINTS: u32 = 2;
     /// ephemeral-storage or a scalar resource is requested beyond allocatable on the node.
     pub const OTHER_OVERCOMMIT: u32 = 4;
+    /// Allocatable cpu or memory outside `1..2^46`, or non-zero requested cpu or memory outside
+    /// `0..2^52`: the columns' float scoring kernel
+    /// ([`crate::framework::plugins::node_resources_columns::least_balanced_f64`]) does not
+    /// apply; the node is scored by the exact path. No filter forbids it.
+    pub const SCORE_OUT_OF_RANGE: u32 = 8;
 
     /// `[(allocatable, requested) of cpu, of memory]` for resource scoring once a pod asking
     /// `cpu` millicores and `mem` bytes (its scoring request) is added; the same numbers
@@ -85,7 +91,14 @@ impl NodeHot {
                 Self::FILTER_TAINTS
             } else {
                 0
-            }) | (if over { Self::OTHER_OVERCOMMIT } else { 0 }),
+            }) | (if over { Self::OTHER_OVERCOMMIT } else { 0 })
+                | (if score_in_range(n.allocatable.milli_cpu, n.non_zero_requested.milli_cpu)
+                    && score_in_range(n.allocatable.memory, n.non_zero_requested.memory)
+                {
+                    0
+                } else {
+                    Self::SCORE_OUT_OF_RANGE
+                }),
             alloc_milli_cpu: n.allocatable.milli_cpu,
             alloc_memory: n.allocatable.memory,
             nz_milli_cpu: n.non_zero_requested.milli_cpu,
@@ -111,6 +124,13 @@ impl NodeHot {
             },
         }
     }
+}
+
+/// Whether a resource with allocatable `cap` and non-zero requested `nz` is in the float
+/// scoring kernel's range: `1 <= cap < 2^46`, `0 <= nz < 2^52` (then `nz` plus a pod request
+/// below 2^52 is an exact `f64`; see [`NodeHot::SCORE_OUT_OF_RANGE`]).
+fn score_in_range(cap: i64, nz: i64) -> bool {
+    (1..1i64 << 46).contains(&cap) && (0..1i64 << 52).contains(&nz)
 }
 
 /// `1 / x` for a capacity `x` (0 when `x` is not positive: such a resource scores through the
@@ -143,6 +163,15 @@ pub struct NodeColumns {
     pub inv_milli_cpu: Vec<f64>,
     /// `1 / alloc_memory` (0 when not positive).
     pub inv_memory: Vec<f64>,
+    /// `alloc_milli_cpu as f64` (exact where the float kernel reads it: see
+    /// [`NodeHot::SCORE_OUT_OF_RANGE`]).
+    pub alloc_milli_cpu_f: Vec<f64>,
+    /// `alloc_memory as f64`.
+    pub alloc_memory_f: Vec<f64>,
+    /// `nz_milli_cpu as f64`.
+    pub nz_milli_cpu_f: Vec<f64>,
+    /// `nz_memory as f64`.
+    pub nz_memory_f: Vec<f64>,
     /// [`NodeHot::free_gpu`].
     pub free_gpu: Vec<i64>,
     /// [`NodeHot::free_gpu_milli`].
@@ -182,10 +211,16 @@ impl NodeColumns {
         }
     }
 
-    /// True when the reciprocals of node `i` are those of its allocatable.
+    /// True when the reciprocals and the float copies of node `i` are those of its integer
+    /// entries.
     pub fn reciprocals_consistent(&self, i: usize) -> bool {
-        self.inv_milli_cpu[i].to_bits() == reciprocal(self.alloc_milli_cpu[i]).to_bits()
-            && self.inv_memory[i].to_bits() == reciprocal(self.alloc_memory[i]).to_bits()
+        let same = |x: f64, y: f64| x.to_bits() == y.to_bits();
+        same(self.inv_milli_cpu[i], reciprocal(self.alloc_milli_cpu[i]))
+            && same(self.inv_memory[i], reciprocal(self.alloc_memory[i]))
+            && same(self.alloc_milli_cpu_f[i], self.alloc_milli_cpu[i] as f64)
+            && same(self.alloc_memory_f[i], self.alloc_memory[i] as f64)
+            && same(self.nz_milli_cpu_f[i], self.nz_milli_cpu[i] as f64)
+            && same(self.nz_memory_f[i], self.nz_memory[i] as f64)
     }
 
     /// Write node `i`'s entries (the reciprocals only when the allocatable changed).
@@ -197,13 +232,17 @@ impl NodeColumns {
         if self.alloc_milli_cpu[i] != h.alloc_milli_cpu {
             self.alloc_milli_cpu[i] = h.alloc_milli_cpu;
             self.inv_milli_cpu[i] = reciprocal(h.alloc_milli_cpu);
+            self.alloc_milli_cpu_f[i] = h.alloc_milli_cpu as f64;
         }
         if self.alloc_memory[i] != h.alloc_memory {
             self.alloc_memory[i] = h.alloc_memory;
             self.inv_memory[i] = reciprocal(h.alloc_memory);
+            self.alloc_memory_f[i] = h.alloc_memory as f64;
         }
         self.nz_milli_cpu[i] = h.nz_milli_cpu;
         self.nz_memory[i] = h.nz_memory;
+        self.nz_milli_cpu_f[i] = h.nz_milli_cpu as f64;
+        self.nz_memory_f[i] = h.nz_memory as f64;
         self.free_gpu[i] = h.free_gpu;
         self.free_gpu_milli[i] = h.free_gpu_milli;
         self.gpu_idle[i] = h.gpu_idle;
@@ -222,6 +261,10 @@ impl NodeColumns {
         self.nz_memory.push(h.nz_memory);
         self.inv_milli_cpu.push(reciprocal(h.alloc_milli_cpu));
         self.inv_memory.push(reciprocal(h.alloc_memory));
+        self.alloc_milli_cpu_f.push(h.alloc_milli_cpu as f64);
+        self.alloc_memory_f.push(h.alloc_memory as f64);
+        self.nz_milli_cpu_f.push(h.nz_milli_cpu as f64);
+        self.nz_memory_f.push(h.nz_memory as f64);
         self.free_gpu.push(h.free_gpu);
         self.free_gpu_milli.push(h.free_gpu_milli);
         self.gpu_idle.push(h.gpu_idle);
@@ -240,6 +283,10 @@ impl NodeColumns {
         self.nz_memory.swap_remove(i);
         self.inv_milli_cpu.swap_remove(i);
         self.inv_memory.swap_remove(i);
+        self.alloc_milli_cpu_f.swap_remove(i);
+        self.alloc_memory_f.swap_remove(i);
+        self.nz_milli_cpu_f.swap_remove(i);
+        self.nz_memory_f.swap_remove(i);
         self.free_gpu.swap_remove(i);
         self.free_gpu_milli.swap_remove(i);
         self.gpu_idle.swap_remove(i);

@@ -92,7 +92,12 @@ pub(super) struct EventHandlers {
     keep_objects: bool,
     /// The pods seen (pending and assigned) counted by shape: the typical pods of the GPU
     /// fragmentation scorers ([`crate::framework::plugins::gpu_frag::TypicalPodCounter`]).
+    /// Maintained only while [`EventHandlers::typical_on`]; empty otherwise.
     pub(super) typical: crate::framework::plugins::gpu_frag::TypicalPodCounter,
+    /// Some profile has a scorer that reads the typical pods, so [`EventHandlers::typical`]
+    /// is kept up to date on every pod event (otherwise that bookkeeping would cost each
+    /// event for nothing).
+    typical_on: bool,
 }
 
 /// An object's `metadata.resourceVersion` as a number (the API double's and etcd's are
@@ -189,6 +194,42 @@ impl EventHandlers {
             scheduler_names: Vec::new(),
             keep_objects: false,
             typical: Default::default(),
+            typical_on: true,
+        }
+    }
+
+    /// Whether the typical pods are counted ([`EventHandlers::set_typical_pods_counted`]).
+    pub(super) fn with_typical_pods_counted(mut self, on: bool) -> EventHandlers {
+        self.typical_on = on;
+        self
+    }
+
+    /// Count the typical pods from now on (`on`: some profile reads them, e.g. after a policy
+    /// reload added FGD), or stop. Turned on, the counter is rebuilt from the pods held now —
+    /// assigned, pending, and assumed (being bound, which the counter keeps too) — so that it
+    /// holds what it would have had it been maintained all along; turned off, it is emptied.
+    pub(super) fn set_typical_pods_counted(&mut self, on: bool) {
+        if on == self.typical_on {
+            return;
+        }
+        self.typical_on = on;
+        self.typical = Default::default();
+        if !on {
+            return;
+        }
+        let mut pods: HashMap<String, &Arc<PodInfo>> =
+            self.cache.assumed_pods().map(|p| (p.key(), p)).collect();
+        pods.extend(self.assigned.iter().map(|(k, p)| (k.clone(), p)));
+        pods.extend(self.pending.iter().map(|(k, p)| (k.clone(), p)));
+        for (k, p) in pods {
+            self.typical.set(&k, Some(p));
+        }
+    }
+
+    /// [`crate::framework::plugins::gpu_frag::TypicalPodCounter::set`], while counted.
+    fn set_typical(&mut self, key: &str, pod: Option<&PodInfo>) {
+        if self.typical_on {
+            self.typical.set(key, pod);
         }
     }
 
@@ -310,17 +351,29 @@ impl EventHandlers {
                 }
             }
             WatchMsg::PendingPod(ev) => {
-                for gone in self.track(Kind::PendingPods, &ev) {
+                // The pod's key, once for the relist bookkeeping and the handlers.
+                let key = match &ev {
+                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) | WatchEvent::Delete(p) => {
+                        Some(key_of(p))
+                    }
+                    WatchEvent::Init | WatchEvent::InitDone => None,
+                };
+                let gone = self
+                    .tracked
+                    .entry(Kind::PendingPods)
+                    .or_default()
+                    .observe_keyed(&ev, key.as_deref());
+                for gone in gone {
                     self.remove_pending(&gone);
                 }
-                match ev {
-                    WatchEvent::Apply(p) | WatchEvent::InitApply(p) => {
-                        if self.responsible_for(&p) {
-                            self.upsert_pending(p, now);
-                        }
+                match (ev, key) {
+                    (WatchEvent::Apply(p) | WatchEvent::InitApply(p), Some(key))
+                        if self.responsible_for(&p) =>
+                    {
+                        self.upsert_pending(key, p, now);
                     }
-                    WatchEvent::Delete(p) => self.remove_pending(&key_of(&p)),
-                    WatchEvent::Init | WatchEvent::InitDone => {}
+                    (WatchEvent::Delete(_), Some(key)) => self.remove_pending(&key),
+                    _ => {}
                 }
             }
             WatchMsg::Service(ev) => self.mirror(ev, now),
@@ -377,7 +430,7 @@ impl EventHandlers {
                     ClusterEvent::AssignedPodAdd
                 };
                 self.assigned_pod_event(&pi, event, now);
-                self.typical.set(&key, Some(&pi));
+                self.set_typical(&key, Some(&pi));
                 self.assigned.insert(key, pi);
             }
             Err(e) => {
@@ -448,7 +501,9 @@ impl EventHandlers {
 
     fn remove_assigned(&mut self, key: &str, now: Instant) {
         if let Some(pi) = self.assigned.remove(key) {
-            self.typical.set(key, self.pending.get(key).map(|p| &**p));
+            if self.typical_on {
+                self.typical.set(key, self.pending.get(key).map(|p| &**p));
+            }
             let _ = self.cache.remove_pod(&pi);
             self.queue
                 .move_all_to_active_or_backoff(ClusterEvent::AssignedPodDelete, now, None);
@@ -459,14 +514,16 @@ impl EventHandlers {
         self.malformed.remove(key);
         self.latest_pending.remove(key);
         if let Some(pi) = self.pending.remove(key) {
-            self.typical.set(key, self.assigned.get(key).map(|p| &**p));
+            if self.typical_on {
+                self.typical.set(key, self.assigned.get(key).map(|p| &**p));
+            }
             self.queue.delete(&pi);
             self.nominator.delete_nominated_pod_if_exists(&pi.uid);
         }
     }
 
-    fn upsert_pending(&mut self, p: WirePod, now: Instant) {
-        let key = key_of(&p);
+    /// A pending pod (`key`: its [`key_of`]) added or updated.
+    fn upsert_pending(&mut self, key: String, p: WirePod, now: Instant) {
         if p.metadata.deletion_timestamp.is_some() {
             self.remove_pending(&key);
             return;
@@ -489,7 +546,7 @@ impl EventHandlers {
                     return;
                 }
                 let pi = Arc::new(pi);
-                self.typical.set(&key, Some(&pi));
+                self.set_typical(&key, Some(&pi));
                 let old = self.pending.insert(key, pi.clone());
                 // The queue's Add / Update keep the nominator in step (v1.22
                 // `AddNominatedPod(pod, "")` / `UpdateNominatedPod`).
@@ -508,7 +565,7 @@ impl EventHandlers {
                 // per distinct problem, as FailedScheduling, and carry on. (Our own status patch
                 // bumps its resourceVersion without changing the problem: no second report.)
                 if let Some(old) = self.pending.remove(&key) {
-                    self.typical.set(&key, None);
+                    self.set_typical(&key, None);
                     self.queue.delete(&old);
                 }
                 let message = e.to_string();
@@ -582,7 +639,7 @@ impl EventHandlers {
         if self.pending.contains_key(&key) {
             return;
         }
-        self.typical.set(&key, Some(&pod));
+        self.set_typical(&key, Some(&pod));
         self.pending.insert(key, pod.clone());
         let mut qp = QueuedPodInfo::new(pod.clone(), now);
         qp.attempts = attempt.attempts.max(1);
@@ -691,6 +748,66 @@ mod tests {
             }
         }
         assert!(h.synced());
+    }
+
+    /// The typical pods are counted only while some profile reads them: off, pod events
+    /// leave the counter empty; turned on (a policy reload adding FGD), it is rebuilt from the
+    /// pods held — assigned, pending and assumed — to what it would hold had it counted all
+    /// along; turned off again, it is emptied.
+    #[test]
+    fn typical_pods_are_counted_only_while_needed_and_rebuilt_when_turned_on() {
+        let now = Instant::now();
+        let feed = |h: &mut EventHandlers| {
+            sync_all(h, now);
+            h.handle(WatchMsg::Node(WatchEvent::Apply(node("n1", "4"))), now);
+            for name in ["a", "b", "c"] {
+                h.handle(
+                    WatchMsg::PendingPod(WatchEvent::Apply(w(pod(name, None)))),
+                    now,
+                );
+            }
+            h.handle(
+                WatchMsg::AssignedPod(WatchEvent::Apply(w(pod("a", Some("n1"))))),
+                now,
+            );
+            h.handle(
+                WatchMsg::AssignedPod(WatchEvent::Apply(w(pod("d", Some("n1"))))),
+                now,
+            );
+            // b is being bound: assumed, out of the pending pods.
+            let b = h.pending.remove("default/b").unwrap();
+            h.queue.delete(&b);
+            let result = crate::schedule_one::ScheduleResult {
+                node: "n1".into(),
+                node_index: 0,
+                evaluated_nodes: 1,
+                feasible_nodes: 1,
+                gpu_indexes: Vec::new(),
+                scores: None,
+                diagnosis: None,
+                reservations: Vec::new(),
+            };
+            h.cache.assume(b, &result).unwrap();
+        };
+        let mut always = handlers();
+        feed(&mut always);
+        assert_eq!(always.typical.len(), 4, "a, b (assumed), c, d");
+        let mut h = handlers().with_typical_pods_counted(false);
+        feed(&mut h);
+        assert!(h.typical.is_empty());
+        assert_eq!(h.typical.typical_pods(), None);
+        h.set_typical_pods_counted(true);
+        assert_eq!(h.typical.len(), 4);
+        let pods = |h: &mut EventHandlers| h.typical.typical_pods().map(|t| t.pods.clone());
+        assert_eq!(pods(&mut h), pods(&mut always));
+        // Counted from now on.
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Delete(w(pod("c", None)))),
+            now,
+        );
+        assert_eq!(h.typical.len(), 3);
+        h.set_typical_pods_counted(false);
+        assert!(h.typical.is_empty());
     }
 
     /// Synced only once every kind has listed; a pending pod is queued, and leaves the queue

@@ -95,6 +95,10 @@ use crate::profile::{PROFILE_NAME, Profile, SchedulerProfile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
 use crate::schedule_one::{Algorithm, ScheduleError, TieBreak};
 
+/// How long a follower lets watch events gather before it applies them (see [`run`]'s loop):
+/// the cache of a replica that does not schedule may lag the watches by this much.
+const FOLLOWER_BATCH: Duration = Duration::from_millis(10);
+
 /// Settings of [`run`].
 #[derive(Clone)]
 pub struct RunConfig {
@@ -206,6 +210,8 @@ struct Scheduler {
     barrier: Option<Barrier>,
     /// The `DefaultPreemption` PostFilter (its offset RNG seeded with the run's seed).
     preemption: crate::preemption::DefaultPreemption,
+    /// The values [`Scheduler::publish_queue_metrics`] last published.
+    published: Option<[usize; 7]>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -247,6 +253,7 @@ pub async fn run(
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);
     let keep_objects = keeps_objects(&cfg);
+    let count_typical = counts_typical_pods(&cfg);
     let mut s = Scheduler {
         algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
@@ -258,6 +265,7 @@ pub async fn run(
         cfg,
         h: EventHandlers::new(Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)), queue)
             .with_kept_objects(keep_objects)
+            .with_typical_pods_counted(count_typical)
             .with_scheduler_names(if scheduler_names.len() > 1 {
                 scheduler_names
             } else {
@@ -282,6 +290,7 @@ pub async fn run(
             crate::preemption::PreemptionArgs::default(),
             seed,
         ),
+        published: None,
     };
 
     let mut state = leader.state();
@@ -296,6 +305,8 @@ pub async fn run(
     let mut last_unschedulable_flush = now();
     let (mut last_series_finish, mut last_series_refresh) = (now(), now());
     let mut policy_updates = s.cfg.policy_updates.take();
+    // A follower just took an event: let the next ones gather (FOLLOWER_BATCH).
+    let mut gather = false;
     let outcome = loop {
         // Apply every event already received before deciding anything.
         while let Ok(m) = rx.try_recv() {
@@ -345,10 +356,24 @@ pub async fn run(
             }
             continue;
         }
+        // A follower takes the watch events in batches: after one arrives, it lets the
+        // next ones gather for FOLLOWER_BATCH before the next pass drains them all, instead of
+        // waking this task for each event (on a follower, waking and parking per event was
+        // most of its CPU beside the decoding). Only the leader acts on the cache and the
+        // queue at once; a follower that takes over drains what gathered before its first
+        // cycle, and shutdown is still honoured at once.
+        if std::mem::take(&mut gather) {
+            tokio::select! {
+                _ = tokio::time::sleep(FOLLOWER_BATCH) => {}
+                _ = &mut shutdown => break RunOutcome::Shutdown,
+            }
+            continue;
+        }
         tokio::select! {
             m = rx.recv() => {
                 if let Some(m) = m {
                     s.handle(m);
+                    gather = !was_leading;
                 }
             }
             _ = tick.tick() => {
@@ -437,6 +462,24 @@ fn keeps_objects(cfg: &RunConfig) -> bool {
         .any(|e| !e.node_cache_capable())
 }
 
+/// Whether some profile runs a score plugin that reads the workload's typical pods
+/// ([`crate::model::Snapshot::typical_pods`]: the GPU fragmentation scorers): only then are
+/// the pods counted by shape on every pod event ([`handlers::EventHandlers`]' `typical`).
+/// Decided at start and on each policy reload (a reload that adds such a scorer rebuilds the
+/// count from the pods held).
+fn counts_typical_pods(cfg: &RunConfig) -> bool {
+    use crate::framework::plugins::{gpu_fgd, gpu_fgd_cpu};
+    const READERS: [&str; 4] = [
+        gpu_fgd::NAME,
+        gpu_fgd::NAME_STRANDING,
+        gpu_fgd::NAME_FINE,
+        gpu_fgd_cpu::NAME,
+    ];
+    std::iter::once(&cfg.profile)
+        .chain(cfg.other_profiles.iter().map(|p| &p.profile))
+        .any(|p| READERS.iter().any(|r| p.policy.has_plugin(r)))
+}
+
 /// The profile that schedules `pod` (by its `spec.schedulerName`; the first profile for any
 /// other name, which the watches do not deliver) and its `percentageOfNodesToScore`.
 fn profile_of<'a>(cfg: &'a RunConfig, pod: &PodInfo) -> (&'a Profile, i32) {
@@ -503,6 +546,8 @@ impl Scheduler {
         }
         self.algo.set_extenders(self.cfg.profile.extenders.clone());
         self.h.set_kept_objects(keeps_objects(&self.cfg));
+        self.h
+            .set_typical_pods_counted(counts_typical_pods(&self.cfg));
         let moved =
             self.h
                 .queue
@@ -632,15 +677,32 @@ impl Scheduler {
         self.barrier = None;
     }
 
-    fn publish_queue_metrics(&self) {
+    /// The queue's and the cache's gauges and the incoming-pods counters, set only when one of
+    /// their values changed since the last call (this runs on every loop pass, and most
+    /// passes, a follower's above all, change none of them).
+    fn publish_queue_metrics(&mut self) {
         let p = self.h.queue.pending_pods();
+        let cache = &self.h.cache;
+        let incoming: u64 = self.h.queue.incoming_pods().values().sum();
+        let now = [
+            p.active,
+            p.backoff,
+            p.unschedulable,
+            usize::try_from(incoming).unwrap_or(usize::MAX),
+            cache.snapshot().len(),
+            cache.pod_count(),
+            cache.assumed_pod_count(),
+        ];
+        if self.published == Some(now) {
+            return;
+        }
+        self.published = Some(now);
         let g = &self.metrics.pending_pods;
         g.with_label_values(&["active"]).set(p.active as i64);
         g.with_label_values(&["backoff"]).set(p.backoff as i64);
         g.with_label_values(&["unschedulable"])
             .set(p.unschedulable as i64);
         self.metrics.publish_incoming(self.h.queue.incoming_pods());
-        let cache = &self.h.cache;
         self.metrics.publish_cache_size(
             cache.snapshot().len(),
             cache.pod_count(),

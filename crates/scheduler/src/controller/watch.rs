@@ -444,28 +444,48 @@ impl Tracked {
     /// Feed one event; returns the keys to treat as deleted (present before a relist, absent
     /// from it) when the event is `InitDone`.
     pub(super) fn observe<K: Resource>(&mut self, ev: &WatchEvent<K>) -> Vec<String> {
-        match ev {
-            WatchEvent::Init => {
+        let key = match ev {
+            WatchEvent::InitApply(o) | WatchEvent::Apply(o) | WatchEvent::Delete(o) => {
+                Some(key_of(o))
+            }
+            WatchEvent::Init | WatchEvent::InitDone => None,
+        };
+        self.observe_keyed(ev, key.as_deref())
+    }
+
+    /// [`Tracked::observe`] given the key of the event's object (`Some` for `InitApply`,
+    /// `Apply` and `Delete`), for a caller that needs the key too: it is computed once per
+    /// event, and copied only when a new key is recorded.
+    pub(super) fn observe_keyed<K>(
+        &mut self,
+        ev: &WatchEvent<K>,
+        key: Option<&str>,
+    ) -> Vec<String> {
+        match (ev, key) {
+            (WatchEvent::Init, _) => {
                 self.relisting = Some(HashSet::new());
                 Vec::new()
             }
-            WatchEvent::InitApply(o) => {
-                let k = key_of(o);
+            (WatchEvent::InitApply(_), Some(k)) => {
                 if let Some(r) = &mut self.relisting {
-                    r.insert(k.clone());
+                    r.insert(k.to_owned());
                 }
-                self.known.insert(k);
+                if !self.known.contains(k) {
+                    self.known.insert(k.to_owned());
+                }
                 Vec::new()
             }
-            WatchEvent::Apply(o) => {
-                self.known.insert(key_of(o));
+            (WatchEvent::Apply(_), Some(k)) => {
+                if !self.known.contains(k) {
+                    self.known.insert(k.to_owned());
+                }
                 Vec::new()
             }
-            WatchEvent::Delete(o) => {
-                self.known.remove(&key_of(o));
+            (WatchEvent::Delete(_), Some(k)) => {
+                self.known.remove(k);
                 Vec::new()
             }
-            WatchEvent::InitDone => {
+            (WatchEvent::InitDone, _) => {
                 self.synced = true;
                 let seen = self.relisting.take().unwrap_or_default();
                 let gone: Vec<String> = self.known.difference(&seen).cloned().collect();
@@ -473,6 +493,9 @@ impl Tracked {
                     self.known.remove(g);
                 }
                 gone
+            }
+            (WatchEvent::InitApply(_) | WatchEvent::Apply(_) | WatchEvent::Delete(_), None) => {
+                Vec::new()
             }
         }
     }

@@ -20,6 +20,11 @@
 //!   node, the same totals, the same error;
 //! - each filter's `filter_code` must be the code of its `filter` on every node.
 //!
+//! The `one_zone` runs put every node in one zone, so the NodeTree order is the index order and
+//! the search takes the dense column scan (`Dense` in `find_feasible`: vectorised fast check
+//! and float LeastAllocated + BalancedAllocation), and add nodes at the edges of its range: no
+//! allocatable cpu or memory, and nodes overcommitted by their running pods.
+//!
 //! Then the pod is placed on the chosen node, so later pods meet its ports, its spread and its
 //! requests.
 #![allow(clippy::unwrap_used)]
@@ -301,9 +306,36 @@ fn filter_codes_equal_filter_statuses(fwk: &Framework, snap: &Snapshot, p: &PodI
 }
 
 fn run_seed(fwk: &Framework, seed: u64) {
+    run_seed_in(fwk, seed, false);
+}
+
+/// A node of [`random_node`] in zone `z1`, sometimes without allocatable cpu or memory (the
+/// dense scan's edge cases), for the one-zone runs.
+fn one_zone_node(r: &mut Rng, i: usize) -> NodeB {
+    let mut n = random_node(r, i).label("topology.kubernetes.io/zone", "z1");
+    if r.chance(8) {
+        let res = if r.chance(2) {
+            [("cpu", "0"), ("memory", "8Gi"), ("pods", "10")]
+        } else {
+            [("cpu", "4"), ("memory", "0"), ("pods", "10")]
+        };
+        n = n.allocatable(&res);
+    }
+    n
+}
+
+fn run_seed_in(fwk: &Framework, seed: u64, one_zone: bool) {
     let mut r = Rng::new(seed);
     let n_nodes = 3 + r.below(30) as usize;
-    let nodes: Vec<NodeB> = (0..n_nodes).map(|i| random_node(&mut r, i)).collect();
+    let nodes: Vec<NodeB> = (0..n_nodes)
+        .map(|i| {
+            if one_zone {
+                one_zone_node(&mut r, i)
+            } else {
+                random_node(&mut r, i)
+            }
+        })
+        .collect();
     let names: Vec<String> = (0..n_nodes).map(|i| format!("n{i:02}")).collect();
     let running: Vec<PodB> = (0..r.below(2 * n_nodes as u64))
         .map(|k| {
@@ -312,6 +344,10 @@ fn run_seed(fwk: &Framework, seed: u64) {
         })
         .collect();
     let mut snap = snapshot(nodes, &running);
+    assert!(
+        !one_zone || snap.order_is_index(),
+        "seed {seed}: one zone, index order"
+    );
     let mut explained = Algorithm::new(100, seed);
     let mut fast = Algorithm::new(100, seed);
     let mut unfused = Algorithm::new(100, seed);
@@ -459,5 +495,27 @@ fn gpu_policy_agrees_with_the_reference_over_many_seeds() {
     let fwk = Framework::from_policy(&policy).unwrap();
     for seed in 0..seeds() {
         run_seed(&fwk, 20_000 + seed);
+    }
+}
+
+/// The sample policy (`config/policy-config-file.json`) and the DefaultProvider with every node
+/// in one zone: the dense column scan, against the reference.
+#[test]
+fn one_zone_dense_scan_agrees_with_the_reference_over_many_seeds() {
+    let sample = crate::policy::parse_policy(
+        "config/policy-config-file.json",
+        include_str!("../../../../config/policy-config-file.json"),
+    )
+    .unwrap()
+    .resolved
+    .with_feature_gates(&crate::policy::FeatureGates::default());
+    for (k, policy) in [sample, crate::policy::default_provider()]
+        .iter()
+        .enumerate()
+    {
+        let fwk = Framework::from_policy(policy).unwrap();
+        for seed in 0..seeds() {
+            run_seed_in(&fwk, 30_000 + 10_000 * k as u64 + seed, true);
+        }
     }
 }

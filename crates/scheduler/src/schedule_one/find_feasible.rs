@@ -29,10 +29,12 @@ use super::error::{FitError, NodeStatuses, ScheduleError};
 use super::select_host::Top;
 use super::workers::Workers;
 use crate::extender::{self, Extender};
-use crate::framework::plugins::node_resources_columns::ScoreInput;
+use crate::framework::plugins::node_resources_columns::{
+    ScoreInput, least_balanced_f64, small_to_i64,
+};
 use crate::framework::{Code, CycleState, FastCheck, Framework, HotScorer, NominatedPods, Status};
 use crate::model::{NodeInfo, PodInfo};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{NodeHot, Snapshot};
 
 /// Below this many nodes every node is searched (`minFeasibleNodesToFind`).
 pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
@@ -263,16 +265,24 @@ impl Search {
                 .iter()
                 .fold(FastCheck::default(), |acc, f| acc.and(*f))
         });
-        let strategy = if fwk.run_all_filters {
-            Strategy::RunAll
-        } else if let Some(fast) = combined_fast {
-            Strategy::Fast(fast)
-        } else {
-            Strategy::PluginByPlugin
-        };
         // The nominated pods' check drops nodes after the workers: then the search does not
         // score (prioritize computes the scores).
         self.scored = !hot.is_empty() && filters.nominated.is_empty();
+        let score = if self.scored {
+            Fused::of(hot)
+        } else {
+            Fused::Off
+        };
+        let strategy = if fwk.run_all_filters {
+            Strategy::RunAll
+        } else if let Some(fast) = combined_fast {
+            match Dense::of(fast, score, pod, snapshot) {
+                Some(d) => Strategy::Dense(d),
+                None => Strategy::Fast(fast),
+            }
+        } else {
+            Strategy::PluginByPlugin
+        };
         let shared = ChunkFilters {
             fwk,
             state,
@@ -280,11 +290,7 @@ impl Search {
             snapshot,
             active,
             own: &self.own,
-            score: if self.scored {
-                Fused::of(hot)
-            } else {
-                Fused::Off
-            },
+            score,
         };
         let mut processed = 0usize;
         'search: while processed < n && self.feasible.len() < to_find {
@@ -595,13 +601,206 @@ fn nominated_pods_check(
     });
 }
 
+/// The active filters on node `ni`, which failed the combined fast check, in order, each
+/// skipped when the node passes that filter's own fast check: true when all pass; else the
+/// first failure is recorded by filter and code ([`Chunk::deferred`]; an `Error` with its
+/// status in `failed`).
+fn filter_one_failing_fast_check(
+    filters: &ChunkFilters<'_>,
+    ni: u32,
+    failed: &mut Vec<(u32, Status)>,
+    deferred: &mut Vec<(u32, u32)>,
+) -> bool {
+    let cols = filters.snapshot.columns();
+    let node: &NodeInfo = &filters.snapshot.nodes()[ni as usize];
+    for (&fi, own) in filters.active.iter().zip(filters.own) {
+        if own.passes_at(cols, ni as usize) {
+            continue;
+        }
+        let f = &filters.fwk.filters[fi];
+        match f.filter_code(filters.state, filters.pod, node) {
+            Code::Success => {}
+            Code::Unschedulable | Code::UnschedulableAndUnresolvable => {
+                deferred.push((ni, fi as u32));
+                return false;
+            }
+            _ => {
+                let s = f.filter(filters.state, filters.pod, node);
+                failed.push((ni, s.with_plugin(f.name())));
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The column scan of [`Strategy::Dense`]: the combined fast check without its GPU parts, and
+/// the fused LeastAllocated + BalancedAllocation in floats, over runs of consecutive node
+/// indexes (the snapshot's NodeTree order is its index order), in loops without per-node calls
+/// or branches on plugin lists that the compiler vectorises.
+#[derive(Clone, Copy)]
+struct Dense {
+    /// [`FastCheck::forbidden_flags`].
+    forbidden: u32,
+    /// Free pod slots a node needs (1 when the check has a fit part, else no bound).
+    pods: i64,
+    /// Free cpu (millicores) and memory (bytes) a node needs.
+    cpu: i64,
+    mem: i64,
+    /// `(LeastAllocated weight, BalancedAllocation weight, pod's scoring cpu, memory)` as
+    /// floats, when the search scores.
+    score: Option<(f64, f64, f64, f64)>,
+}
+
+/// Largest weight the float kernel takes (`weight * 100` stays far below `2^51`).
+const DENSE_MAX_WEIGHT: i64 = 1 << 20;
+
+impl Dense {
+    /// The dense scan for this search, when it applies: no GPU part in the check, the
+    /// snapshot's order is its index order, and the search scores nothing or exactly the
+    /// LeastAllocated + BalancedAllocation pair with weights up to [`DENSE_MAX_WEIGHT`] for a
+    /// pod whose scoring requests are in `0..2^52`.
+    fn of(fast: FastCheck, score: Fused<'_>, pod: &PodInfo, snapshot: &Snapshot) -> Option<Dense> {
+        if fast.gpu_fits.is_some() || fast.gpu_devices.is_some() || !snapshot.order_is_index() {
+            return None;
+        }
+        let score = match score {
+            Fused::Off => None,
+            Fused::LeastBalanced(wl, wb) => {
+                let range = 0..1i64 << 52;
+                let (cpu, mem) = (pod.score_milli_cpu, pod.score_memory);
+                if !(1..=DENSE_MAX_WEIGHT).contains(&wl)
+                    || !(1..=DENSE_MAX_WEIGHT).contains(&wb)
+                    || !range.contains(&cpu)
+                    || !range.contains(&mem)
+                {
+                    return None;
+                }
+                Some((wl as f64, wb as f64, cpu as f64, mem as f64))
+            }
+            Fused::Any(_) => return None,
+        };
+        let (pods, (cpu, mem)) = match fast.fits {
+            Some(f) => (1, f),
+            None => (i64::MIN, (i64::MIN, i64::MIN)),
+        };
+        Some(Dense {
+            forbidden: fast.forbidden_flags,
+            pods,
+            cpu,
+            mem,
+            score,
+        })
+    }
+
+    /// Nodes `lo..lo + state.len()`: `state[k]` bit 1 when node `lo + k` passes the check, bit
+    /// 2 when `totals[k]` holds its exact fused score (else the node needs the exact path).
+    #[inline(never)]
+    fn scan(
+        &self,
+        cols: &crate::snapshot::NodeColumns,
+        lo: usize,
+        state: &mut [u8],
+        totals: &mut [i64],
+    ) {
+        let len = state.len();
+        let hi = lo + len;
+        let totals = &mut totals[..len];
+        let (flags, pods, cpu, mem) = (
+            &cols.flags[lo..hi],
+            &cols.free_pods[lo..hi],
+            &cols.free_milli_cpu[lo..hi],
+            &cols.free_memory[lo..hi],
+        );
+        for k in 0..len {
+            state[k] = u8::from(
+                (flags[k] & self.forbidden == 0)
+                    & (pods[k] >= self.pods)
+                    & (cpu[k] >= self.cpu)
+                    & (mem[k] >= self.mem),
+            );
+        }
+        let Some((wl, wb, pc, pm)) = self.score else {
+            return;
+        };
+        let (cc, ic, nc) = (
+            &cols.alloc_milli_cpu_f[lo..hi],
+            &cols.inv_milli_cpu[lo..hi],
+            &cols.nz_milli_cpu_f[lo..hi],
+        );
+        let (cm, im, nm) = (
+            &cols.alloc_memory_f[lo..hi],
+            &cols.inv_memory[lo..hi],
+            &cols.nz_memory_f[lo..hi],
+        );
+        for k in 0..len {
+            let (least, balanced, exact) =
+                least_balanced_f64(nc[k] + pc, cc[k], ic[k], nm[k] + pm, cm[k], im[k]);
+            totals[k] = small_to_i64(wl * least + wb * balanced);
+            let in_range = flags[k] & NodeHot::SCORE_OUT_OF_RANGE == 0;
+            state[k] |= u8::from(exact & in_range) << 1;
+        }
+    }
+}
+
+/// [`filter_with_fast_check`] by [`Dense::scan`]: the same verdicts, statuses and totals. The
+/// chunk's nodes are consecutive indexes from its first, wrapping to 0 after the last node.
+fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
+    let cols = filters.snapshot.columns();
+    let n = cols.len();
+    let len = c.nodes.len();
+    let mut state = [0u8; CHUNK];
+    let mut sums = [0i64; CHUNK];
+    if let Some(&first) = c.nodes.first() {
+        let first = first as usize;
+        let a = len.min(n - first);
+        d.scan(cols, first, &mut state[..a], &mut sums[..a]);
+        if a < len {
+            d.scan(cols, 0, &mut state[a..len], &mut sums[a..len]);
+        }
+    }
+    debug_assert!(
+        c.nodes
+            .iter()
+            .enumerate()
+            .all(|(k, &ni)| ni as usize == (c.nodes[0] as usize + k) % n)
+    );
+    let (cpu, mem) = (filters.pod.score_milli_cpu, filters.pod.score_memory);
+    let scoring = d.score.is_some();
+    let Chunk {
+        nodes: chunk,
+        failed,
+        deferred,
+        totals,
+        ..
+    } = c;
+    totals.reserve(len);
+    let mut kept = 0;
+    for k in 0..len {
+        let ni = chunk[k];
+        let s = state[k];
+        if s & 1 != 0 || filter_one_failing_fast_check(filters, ni, failed, deferred) {
+            chunk[kept] = ni;
+            kept += 1;
+            if scoring {
+                totals.push(if s == 3 {
+                    sums[k]
+                } else {
+                    filters.score.total(cols, ni as usize, cpu, mem)
+                });
+            }
+        }
+    }
+    chunk.truncate(kept);
+    c.top = Top::of(&c.totals);
+}
+
 /// One pass with the combined fast check, scoring as it goes: nodes passing the check are
 /// feasible; the others run the active filters in order, each skipped when the node passes
 /// that filter's own fast check, and the first failure is recorded by filter and code
 /// ([`Chunk::deferred`]; an `Error` with its status). Each node that fits gets its fused
 /// score in [`Chunk::totals`].
 fn filter_with_fast_check(filters: &ChunkFilters<'_>, fast: FastCheck, c: &mut Chunk) {
-    let nodes: &[NodeInfo] = filters.snapshot.nodes();
     let cols = filters.snapshot.columns();
     let (cpu, mem) = (filters.pod.score_milli_cpu, filters.pod.score_memory);
     let Chunk {
@@ -612,26 +811,7 @@ fn filter_with_fast_check(filters: &ChunkFilters<'_>, fast: FastCheck, c: &mut C
         ..
     } = c;
     let slow = |ni: u32, failed: &mut Vec<(u32, Status)>, deferred: &mut Vec<(u32, u32)>| {
-        let node = &nodes[ni as usize];
-        for (&fi, own) in filters.active.iter().zip(filters.own) {
-            if own.passes_at(cols, ni as usize) {
-                continue;
-            }
-            let f = &filters.fwk.filters[fi];
-            match f.filter_code(filters.state, filters.pod, node) {
-                Code::Success => {}
-                Code::Unschedulable | Code::UnschedulableAndUnresolvable => {
-                    deferred.push((ni, fi as u32));
-                    return false;
-                }
-                _ => {
-                    let s = f.filter(filters.state, filters.pod, node);
-                    failed.push((ni, s.with_plugin(f.name())));
-                    return false;
-                }
-            }
-        }
-        true
+        filter_one_failing_fast_check(filters, ni, failed, deferred)
     };
     let mut kept = 0;
     for r in 0..chunk.len() {
@@ -691,6 +871,8 @@ enum Strategy {
     RunAll,
     /// Every active filter has a fast check: [`filter_with_fast_check`].
     Fast(FastCheck),
+    /// As `Fast`, over consecutive node indexes in vectorised loops: [`filter_dense`].
+    Dense(Dense),
     /// [`filter_plugin_by_plugin`].
     PluginByPlugin,
 }
@@ -703,6 +885,7 @@ impl Strategy {
                 score_chunk(f, c);
             }
             Strategy::Fast(fast) => filter_with_fast_check(f, fast, c),
+            Strategy::Dense(d) => filter_dense(f, d, c),
             Strategy::PluginByPlugin => {
                 filter_plugin_by_plugin(f, &mut c.nodes, &mut c.failed);
                 score_chunk(f, c);

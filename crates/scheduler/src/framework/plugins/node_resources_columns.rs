@@ -46,6 +46,78 @@ pub fn percent_floor_recip(num: i64, cap: i64, inv: f64) -> i64 {
     q
 }
 
+/// `2^52`: adding and subtracting it rounds a float in `[0, 2^51)` to the nearest integer
+/// (the float's fraction bits run out there), and its bit pattern plus a small integer is the
+/// bit pattern of that integer plus `2^52`.
+const MAGIC: f64 = (1u64 << 52) as f64;
+
+/// `floor(v)` for `0 <= v < 2^51`, as an integer-valued float, without a library call or a
+/// float-to-integer conversion (so a loop of it vectorises on baseline x86-64): round to the
+/// nearest integer through [`MAGIC`], then step down when that went up. Other inputs give some
+/// float (never a trap); callers select it away.
+#[inline(always)]
+pub fn floor_small(v: f64) -> f64 {
+    let r = (v + MAGIC) - MAGIC;
+    if r > v { r - 1.0 } else { r }
+}
+
+/// The integer an integer-valued float in `[0, 2^51)` holds ([`MAGIC`]'s bit trick: no
+/// conversion instruction).
+#[inline(always)]
+pub fn small_to_i64(v: f64) -> i64 {
+    (v + MAGIC).to_bits() as i64 - MAGIC.to_bits() as i64
+}
+
+/// One resource's `leastRequestedScore` (v1.22): `floor((cap - req) * 100 / cap)`, 0 when
+/// `req > cap`, for `1 <= cap < 2^46`, `0 <= req < 2^53` integer-valued, `inv == 1.0 / cap`,
+/// in floats only. With `x = (cap - req) * 100` (exact, `< 2^53`), `p = fl(x * inv)` is within
+/// `2^-45` of `x / cap <= 100` ([`percent_floor_recip`]), so `q`, the integer nearest `p`, is
+/// `round(x / cap)` or a neighbour within `1/2 + 2^-45` of it, and the exact remainder
+/// `x - q * cap` (`q * cap <= 101 * 2^46 < 2^53`) says which side `x / cap` lies on:
+/// `floor(x / cap)` is `q` when it is `>= 0`, else `q - 1`.
+#[inline(always)]
+fn least_part_f64(req: f64, cap: f64, inv: f64) -> f64 {
+    let x = (cap - req) * 100.0;
+    let q = (x * inv + MAGIC) - MAGIC;
+    let q = if x - q * cap < 0.0 { q - 1.0 } else { q };
+    if req > cap { 0.0 } else { q }
+}
+
+/// LeastAllocated and BalancedAllocation of one node in floats, for a loop over the columns
+/// that the compiler vectorises: `(least, balanced, balanced_exact)`, integer-valued floats.
+/// Inputs: the requested cpu and memory with the pod (`req_*`, integer-valued, `0 <= req <
+/// 2^53`), the allocatable (`cap_*`, `1 <= cap < 2^46`) and its reciprocal. `least` is
+/// [`ScoreInput::least_allocated`] exactly; `balanced` is [`ScoreInput::balanced_allocation`]
+/// when `balanced_exact` (the value before truncation is farther than [`BALANCED_MARGIN`] from
+/// an integer), else the caller must take the exact path. Nodes outside the ranges carry
+/// [`crate::snapshot::NodeHot::SCORE_OUT_OF_RANGE`].
+#[inline(always)]
+pub fn least_balanced_f64(
+    req_cpu: f64,
+    cap_cpu: f64,
+    inv_cpu: f64,
+    req_mem: f64,
+    cap_mem: f64,
+    inv_mem: f64,
+) -> (f64, f64, bool) {
+    let least = floor_small(
+        (least_part_f64(req_cpu, cap_cpu, inv_cpu) + least_part_f64(req_mem, cap_mem, inv_mem))
+            * 0.5,
+    );
+    let fc = req_cpu * inv_cpu;
+    let fc = if fc < 1.0 { fc } else { 1.0 };
+    let fm = req_mem * inv_mem;
+    let fm = if fm < 1.0 { fm } else { 1.0 };
+    let v = (1.0 - (fc - fm).abs()) * MAX_NODE_SCORE as f64;
+    let t = floor_small(v);
+    let frac = v - t;
+    (
+        least,
+        t,
+        frac > BALANCED_MARGIN && frac < 1.0 - BALANCED_MARGIN,
+    )
+}
+
 /// One node's cpu/memory numbers for scoring a pod: `(allocatable, requested with the pod,
 /// reciprocal of allocatable)` of cpu and of memory.
 #[derive(Debug, Clone, Copy)]
@@ -276,5 +348,83 @@ mod tests {
         ] {
             check(&input(cc, rc, cm, rm));
         }
+    }
+
+    /// The float kernel on one node, as the dense scan calls it: `None` when it defers to
+    /// the exact path.
+    fn kernel(s: &ScoreInput) -> (i64, Option<i64>) {
+        let (least, balanced, exact) = least_balanced_f64(
+            s.req_cpu as f64,
+            s.cap_cpu as f64,
+            s.inv_cpu,
+            s.req_mem as f64,
+            s.cap_mem as f64,
+            s.inv_mem,
+        );
+        (small_to_i64(least), exact.then_some(small_to_i64(balanced)))
+    }
+
+    fn check_kernel(s: &ScoreInput, deferred: &mut usize) {
+        let (least, balanced) = kernel(s);
+        assert_eq!(least, s.least_allocated(), "least {s:?}");
+        assert_eq!(
+            least,
+            HotScorer::LeastAllocated.score(s.pairs()),
+            "least {s:?}"
+        );
+        match balanced {
+            Some(b) => {
+                assert_eq!(b, s.balanced_allocation(), "balanced {s:?}");
+                assert_eq!(b, HotScorer::BalancedAllocation.score(s.pairs()), "{s:?}");
+            }
+            None => *deferred += 1,
+        }
+    }
+
+    /// The float kernel of the dense scan equals the exact scores (and v1.22's formulas) on
+    /// random nodes over its whole range (capacities `1..2^46`, requests `0..2^53`, requests
+    /// beyond the capacity), on the capacities real nodes have with every pod count, and at
+    /// the edges (requests 0, equal to the capacity, one above it; capacity 1 and `2^46 - 1`);
+    /// it defers Balanced to the exact path only near an integer.
+    #[test]
+    fn float_kernel_equals_the_exact_scores() {
+        let mut r = Rng(7);
+        let mut deferred = 0;
+        let mut total = 0;
+        for _ in 0..300_000 {
+            let cap_cpu = (r.below(256_000) + 1) as i64;
+            let cap_mem = (r.below(RECIP_LIMIT as u64 - 1) + 1) as i64;
+            let req_cpu = r.below(cap_cpu as u64 * 5 / 4 + 2) as i64;
+            let req_mem = r.below(cap_mem as u64 * 5 / 4 + 2) as i64;
+            check_kernel(&input(cap_cpu, req_cpu, cap_mem, req_mem), &mut deferred);
+            let (cc, cm) = ((r.below(1 << 20) + 1) as i64, (r.below(1 << 40) + 1) as i64);
+            let k = (r.below(1001)) as i64;
+            check_kernel(&input(cc, cc * k / 1000, cm, cm * k / 1000), &mut deferred);
+            total += 2;
+        }
+        for (cc, cm) in [
+            (4000, 32i64 << 30),
+            (1000, 1 << 30),
+            (96_000, 512 << 30),
+            (1, 1),
+        ] {
+            for pods in 0..=120 {
+                for (pc, pm) in [(100, 500 << 20), (100, 200 << 20), (250, 1 << 30)] {
+                    check_kernel(&input(cc, pods * pc, cm, pods * pm), &mut deferred);
+                    total += 1;
+                }
+            }
+        }
+        let top = RECIP_LIMIT - 1;
+        for cap in [1, 2, 3, 7, 100, 4000, top] {
+            for req in [0, 1, cap / 2, cap - 1, cap, cap + 1, 2 * cap, (1 << 53) - 1] {
+                for (cap2, req2) in [(1, 0), (1, 1), (top, 0), (top, top), (3, 2), (cap, req)] {
+                    check_kernel(&input(cap, req.max(0), cap2, req2), &mut deferred);
+                    check_kernel(&input(cap2, req2, cap, req.max(0)), &mut deferred);
+                    total += 2;
+                }
+            }
+        }
+        assert!(deferred * 4 < total, "{deferred} of {total} deferred");
     }
 }
