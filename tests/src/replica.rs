@@ -73,6 +73,7 @@ pub fn run_config(identity: &str) -> RunConfig {
         bind_concurrency: 16,
         shutdown_grace: Duration::from_secs(5),
         seed: SEED,
+        tie_break: scheduler::schedule_one::TieBreak::Random,
         policy_updates: None,
     }
 }

@@ -10,9 +10,11 @@
 //! ```
 //!
 //! Each run: the GPU node list, one pod list, the policy file `config/policies/gpu/<p>.yaml`,
-//! `--percentage-of-nodes-to-score 100 --shuffle-seed S --seed S --inflate 1.3`, ties broken by
-//! node name (the paper's simulator) except for Random, which breaks them at random, and no
-//! preemption (the paper drops a pod that fits nowhere; `DefaultPreemption` is disabled).
+//! `--percentage-of-nodes-to-score 100 --shuffle-seed S --seed S --inflate 1.3 --tie-break
+//! node-order`: ties go to the first node of a pseudo-random node order fixed by the seed, as in
+//! the paper's simulator (it renames every node with a seeded random rank, then takes the lowest
+//! name; `docs/gpu-study/authors-simulator.md`), except for Random, which breaks them at random;
+//! no preemption (the paper drops a pod that fits nowhere; `DefaultPreemption` is disabled).
 #![allow(clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -54,41 +56,41 @@ const TRACES: &[&str] = &[
     "gpuspec33",
 ];
 
-/// Policy file stem, display name, the authors' `sc_policy` (none for ours), tie-break: the
-/// paper's six, then ours.
+/// Policy file stem, display name, the authors' `sc_policy` (none for ours), tie-break (a
+/// `NodeOrder` seed is replaced by the run's seed): the paper's six, then ours.
 const POLICIES: &[(&str, &str, Option<&str>, TieBreak)] = &[
     ("random", "Random", Some("01-Random"), TieBreak::Random),
     (
         "dot-product",
         "DotProd",
         Some("02-DotProd"),
-        TieBreak::NodeName,
+        TieBreak::NodeOrder(0),
     ),
     (
         "gpu-clustering",
         "GpuClustering",
         Some("03-GpuClustering"),
-        TieBreak::NodeName,
+        TieBreak::NodeOrder(0),
     ),
     (
         "gpu-packing",
         "GpuPacking",
         Some("04-GpuPacking"),
-        TieBreak::NodeName,
+        TieBreak::NodeOrder(0),
     ),
     (
         "best-fit",
         "BestFit",
         Some("05-BestFit"),
-        TieBreak::NodeName,
+        TieBreak::NodeOrder(0),
     ),
-    ("fgd", "FGD", Some("06-FGD"), TieBreak::NodeName),
-    // Ours: FGD at half resolution, CPU-only pods packed where the GPUs are taken.
+    ("fgd", "FGD", Some("06-FGD"), TieBreak::NodeOrder(0)),
+    // Ours: FGD, CPU-only pods packed where the GPUs are taken.
     (
         "fgd-cpu-packing",
         "FGD-CpuPacking",
         None,
-        TieBreak::NodeName,
+        TieBreak::NodeOrder(0),
     ),
 ];
 
@@ -129,8 +131,9 @@ struct Args {
     /// and run only the missing ones: an interrupted study picks up where it stopped.
     #[arg(long)]
     resume: bool,
-    /// Break score ties this way for every policy (default: by node name, Random at random).
-    #[arg(long, value_parser = ["random", "node-name"])]
+    /// Break score ties this way for every policy (default: the seeded node order, Random at
+    /// random).
+    #[arg(long, value_parser = ["random", "node-name", "node-order"])]
     tie_break: Option<String>,
 }
 
@@ -159,14 +162,17 @@ fn policy_name(stem: &str) -> String {
 /// `--tie-break`, when given: the tie-break of every policy.
 static TIE_BREAK: std::sync::OnceLock<TieBreak> = std::sync::OnceLock::new();
 
-fn tie_break(stem: &str) -> TieBreak {
-    if let Some(t) = TIE_BREAK.get() {
-        return *t;
+fn tie_break(stem: &str, seed: u64) -> TieBreak {
+    let t = TIE_BREAK.get().copied().unwrap_or_else(|| {
+        POLICIES
+            .iter()
+            .find(|p| p.0 == stem)
+            .map_or(TieBreak::NodeOrder(0), |p| p.3)
+    });
+    match t {
+        TieBreak::NodeOrder(_) => TieBreak::NodeOrder(seed),
+        t => t,
     }
-    POLICIES
-        .iter()
-        .find(|p| p.0 == stem)
-        .map_or(TieBreak::NodeName, |p| p.3)
 }
 
 fn load_trace(data: &Path, trace: &str) -> Cluster {
@@ -198,7 +204,7 @@ fn run_one(
     let opts = ReplayOptions {
         shuffle_seed: Some(seed),
         inflate: Some(inflate),
-        tie_break: tie_break(stem),
+        tie_break: tie_break(stem, seed),
         timeline: true,
     };
     let started = Instant::now();
@@ -551,10 +557,10 @@ fn bar_chart(
 fn main() {
     let args = Args::parse();
     if let Some(t) = &args.tie_break {
-        let _ = TIE_BREAK.set(if t == "random" {
-            TieBreak::Random
-        } else {
-            TieBreak::NodeName
+        let _ = TIE_BREAK.set(match t.as_str() {
+            "random" => TieBreak::Random,
+            "node-order" => TieBreak::NodeOrder(0),
+            _ => TieBreak::NodeName,
         });
     }
     let traces: Vec<String> = if args.traces.is_empty() {

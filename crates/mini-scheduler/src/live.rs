@@ -310,7 +310,7 @@ pub(crate) fn compare_policies(
             cluster.clone(),
             profiles,
             &cfg,
-            args.replay.options(),
+            args.replay.options(args.seed),
         ) {
             Ok(r) => r,
             Err(e) => {

@@ -262,27 +262,42 @@ struct ReplayArgs {
     /// Write a CSV row per pod tried: pod, arrived, allocated, capacity and fragment milli-GPU.
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
-    /// Among equally scored nodes pick at random (kube-scheduler) or the lowest node name (the
-    /// FGD paper's simulator).
+    /// Among equally scored nodes pick at random (kube-scheduler), the lowest node name, or the
+    /// first in a pseudo-random order of the node names fixed by --seed (the FGD paper's
+    /// simulator: a first-fit over a shuffled node list).
     #[arg(long, value_enum, default_value_t = TieBreakArg::Random)]
     tie_break: TieBreakArg,
 }
 
+/// `--tie-break` of `simulate` and `run`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum TieBreakArg {
+pub(crate) enum TieBreakArg {
+    /// At random with the seeded RNG (kube-scheduler's selectHost).
     Random,
+    /// The lowest node name.
     NodeName,
+    /// The first node of a seeded pseudo-random order of the node names.
+    NodeOrder,
+}
+
+impl TieBreakArg {
+    /// The tie-break, `seed` fixing the order of [`TieBreakArg::NodeOrder`].
+    pub(crate) fn tie_break(self, seed: u64) -> scheduler::schedule_one::TieBreak {
+        use scheduler::schedule_one::TieBreak;
+        match self {
+            TieBreakArg::Random => TieBreak::Random,
+            TieBreakArg::NodeName => TieBreak::NodeName,
+            TieBreakArg::NodeOrder => TieBreak::NodeOrder(seed),
+        }
+    }
 }
 
 impl ReplayArgs {
-    fn options(&self) -> sim::replay::ReplayOptions {
+    fn options(&self, seed: u64) -> sim::replay::ReplayOptions {
         sim::replay::ReplayOptions {
             shuffle_seed: self.shuffle_seed,
             inflate: self.inflate,
-            tie_break: match self.tie_break {
-                TieBreakArg::Random => scheduler::schedule_one::TieBreak::Random,
-                TieBreakArg::NodeName => scheduler::schedule_one::TieBreak::NodeName,
-            },
+            tie_break: self.tie_break.tie_break(seed),
             timeline: self.timeline.is_some(),
         }
     }
@@ -563,14 +578,18 @@ fn simulate(args: SimulateArgs, gates: &FeatureGates) -> ExitCode {
         percentage_of_nodes_to_score,
         explain: args.explain,
     };
-    let mut run =
-        match Simulation::with_profiles_replay(cluster, profiles, &cfg, args.replay.options()) {
-            Ok(r) => r,
-            Err(e) => {
-                print_error(e);
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-        };
+    let mut run = match Simulation::with_profiles_replay(
+        cluster,
+        profiles,
+        &cfg,
+        args.replay.options(args.seed),
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            print_error(e);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     run.set_parallelism(parallelism);
     for w in run.warnings() {
         tracing::warn!("{}", escape_control_line(w));

@@ -116,6 +116,13 @@ pub struct RunArgs {
     /// Placements are the same for any value.
     #[arg(long, env = "MINI_SCHEDULER_PARALLELISM", default_value_t = scheduler::schedule_one::DEFAULT_PARALLELISM, value_parser = parse_parallelism)]
     pub parallelism: usize,
+    /// Among equally scored nodes pick at random (kube-scheduler's selectHost), the lowest
+    /// node name, or the first in a fixed pseudo-random order of the node names (seed 0: the
+    /// same order in every replica). The GPU scorers (config/policies/gpu/) tie many nodes:
+    /// with FGD a deterministic choice leaves about half as many GPUs stranded (README, GPU
+    /// placement).
+    #[arg(long, env = "MINI_SCHEDULER_TIE_BREAK", value_enum, default_value_t = crate::TieBreakArg::Random)]
+    pub tie_break: crate::TieBreakArg,
     /// The secure port of /metrics, /healthz, /livez and /readyz.
     #[command(flatten)]
     pub serving: crate::serving::ServingArgs,
@@ -518,6 +525,7 @@ pub async fn run(mut args: RunArgs, gates: &policy::FeatureGates) -> ExitCode {
             bind_concurrency: 16,
             shutdown_grace: Duration::from_secs(10),
             seed: rand_seed(),
+            tie_break: args.tie_break.tie_break(0),
             policy_updates,
         },
         election,

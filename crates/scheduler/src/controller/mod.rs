@@ -93,7 +93,7 @@ use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::model::PodInfo;
 use crate::profile::{PROFILE_NAME, Profile, SchedulerProfile};
 use crate::queue::{ClusterEvent, PriorityQueue, QueueConfig, QueuedPodInfo};
-use crate::schedule_one::{Algorithm, ScheduleError};
+use crate::schedule_one::{Algorithm, ScheduleError, TieBreak};
 
 /// How long a follower lets watch events gather before it reads them from its watches
 /// ([`watch::spawn_watches`]) and again before it applies them (see [`run`]'s loop): the
@@ -129,6 +129,11 @@ pub struct RunConfig {
     pub shutdown_grace: Duration,
     /// Seed of the tie-break RNG.
     pub seed: u64,
+    /// How `selectHost` breaks ties among the best-scored nodes (`--tie-break`): at random
+    /// with the seeded RNG, as kube-scheduler does ([`TieBreak::Random`]), or deterministically
+    /// ([`TieBreak::NodeName`], [`TieBreak::NodeOrder`]) — the GPU scorers tie many nodes, and
+    /// a fixed order leaves about half as many GPUs stranded (README, GPU placement).
+    pub tie_break: TieBreak,
     /// Validated policies or configurations from the hot reload ([`reload::watch_policy_file`],
     /// [`reload::watch_config_file`]); each is swapped in between two scheduling cycles.
     /// `None`: the policy never changes.
@@ -246,6 +251,7 @@ pub async fn run(
     );
     let seed = cfg.seed;
     let mut algo = Algorithm::new(cfg.percentage_of_nodes_to_score, cfg.seed);
+    algo.set_tie_break(cfg.tie_break);
     algo.set_parallelism(cfg.parallelism);
     algo.set_extenders(cfg.profile.extenders.clone());
     let queue = PriorityQueue::new(cfg.queue);

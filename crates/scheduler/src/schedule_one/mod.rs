@@ -37,6 +37,7 @@ pub use find_feasible::{
     DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND,
     MIN_FEASIBLE_NODES_TO_FIND, num_feasible_nodes_to_find,
 };
+pub use select_host::node_order_key;
 pub use workers::DEFAULT_PARALLELISM;
 
 use crate::extender::Extender;
@@ -98,8 +99,13 @@ pub enum TieBreak {
     /// Uniformly at random with the seeded RNG, as kube-scheduler does.
     #[default]
     Random,
-    /// The node with the lowest name, as the FGD paper's simulator does.
+    /// The node with the lowest name.
     NodeName,
+    /// The first node of a pseudo-random order of the node names fixed by this seed
+    /// ([`select_host::node_order_key`]): a first-fit over a shuffled node list, as the FGD
+    /// paper's simulator does (it prefixes every node name with a seeded random rank and then
+    /// takes the lowest name).
+    NodeOrder(u64),
 }
 
 /// Scheduling algorithm state kept across cycles: the configuration, the RNG that breaks ties,
@@ -450,6 +456,13 @@ impl Algorithm {
                         nodes[feasible[a] as usize]
                             .name
                             .cmp(&nodes[feasible[b] as usize].name)
+                    })]
+                }
+                TieBreak::NodeOrder(seed) => {
+                    let nodes = snapshot.nodes();
+                    feasible[select_host::select_host_by_key(totals, |j| {
+                        let name = &nodes[feasible[j] as usize].name;
+                        (select_host::node_order_key(seed, name), name.as_str())
                     })]
                 }
             }

@@ -115,6 +115,46 @@ pub(super) fn select_host_by(
         .unwrap_or(0)
 }
 
+/// `selectHost` with a deterministic tie-break by key: among the nodes with the highest total,
+/// the position whose `key` is least (each key computed once).
+pub(super) fn select_host_by_key<K: Ord>(totals: &[i64], key: impl Fn(usize) -> K) -> usize {
+    let max = totals.iter().copied().max().unwrap_or(0);
+    (0..totals.len())
+        .filter(|&j| totals[j] == max)
+        .min_by_key(|&j| key(j))
+        .unwrap_or(0)
+}
+
+/// A node's rank in the pseudo-random node order of `seed` (lower ranks first): the name's
+/// bytes folded eight at a time (little-endian words, the last one zero-padded, and the length)
+/// by multiply–xorshift rounds from the seed, then SplitMix64's finaliser. The same seed gives
+/// the same order on every platform and run; different seeds give unrelated orders.
+pub fn node_order_key(seed: u64, name: &str) -> u64 {
+    const M: u64 = 0x9e37_79b9_7f4a_7c15;
+    let bytes = name.as_bytes();
+    let mut h = seed ^ (bytes.len() as u64).wrapping_mul(M);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut fold = |w: u64| {
+        h = (h ^ w).wrapping_mul(M);
+        h ^= h >> 32;
+    };
+    for c in &mut chunks {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(c);
+        fold(u64::from_le_bytes(b));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        fold(u64::from_le_bytes(b));
+    }
+    let mut z = h;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use rand::SeedableRng;
@@ -182,5 +222,50 @@ mod tests {
             // 10,000 expected each; 5 standard deviations is about ±430.
             assert!(counts[j].abs_diff(10_000) < 500, "{counts:?}");
         }
+    }
+
+    #[test]
+    fn node_order_is_a_seeded_permutation() {
+        let names: Vec<String> = (0..200).map(|i| format!("openb-node-{i:04}")).collect();
+        let order = |seed: u64| {
+            let mut v = names.clone();
+            v.sort_by_key(|n| (node_order_key(seed, n), n.clone()));
+            v
+        };
+        // Deterministic, and the same key on every call.
+        assert_eq!(order(42), order(42));
+        assert_eq!(
+            node_order_key(42, "openb-node-0007"),
+            node_order_key(42, "openb-node-0007")
+        );
+        // Another seed, another order; neither is the name order.
+        assert_ne!(order(42), order(43));
+        assert_ne!(order(42), names);
+        // No two names share a key (the order is a permutation without ties).
+        let mut keys: Vec<u64> = names.iter().map(|n| node_order_key(42, n)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), names.len());
+        // The first node is spread over the names, not stuck at one end: over 100 seeds the
+        // first of 200 names is in the lower half about half of the time.
+        let low = (0..100u64)
+            .filter(|&s| {
+                let first = names
+                    .iter()
+                    .min_by_key(|n| node_order_key(s, n))
+                    .expect("names");
+                first.as_str() < "openb-node-0100"
+            })
+            .count();
+        assert!((30..=70).contains(&low), "{low}");
+    }
+
+    #[test]
+    fn keyed_tie_break_takes_the_least_key_of_the_top_nodes() {
+        let keys = [5u64, 1, 9, 0, 3];
+        // Position 3 has the least key but not the top total; 1 wins among 0, 1, 4.
+        assert_eq!(select_host_by_key(&[7, 7, 2, 6, 7], |j| keys[j]), 1);
+        assert_eq!(select_host_by_key(&[1, 1, 1, 1, 1], |j| keys[j]), 3);
+        assert_eq!(select_host_by_key(&[0, 0, 9, 0, 0], |j| keys[j]), 2);
     }
 }

@@ -333,6 +333,7 @@ impl ReplayRecorder {
             tie_break: match self.options.tie_break {
                 TieBreak::Random => "random",
                 TieBreak::NodeName => "nodeName",
+                TieBreak::NodeOrder(_) => "nodeOrder",
             },
             inflated_pods: self.inflated_pods,
             typical_pods: self.typical.pods.len(),

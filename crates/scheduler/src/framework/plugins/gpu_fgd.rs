@@ -176,14 +176,11 @@ fn best_delta(
         model: node.labels.get(LABEL_GPU_MODEL).map(String::as_str),
         free: &[],
     };
-    let before = memo.fragment(
-        &NodeGpuState {
-            free: after,
-            ..base
-        },
-        tp,
-        model,
-    );
+    let mut memo = memo.node(base.model, tp, model);
+    let before = memo.fragment(&NodeGpuState {
+        free: after,
+        ..base
+    });
     // The node after the placement, devices aside.
     let base = NodeGpuState {
         free_cpu: base.free_cpu - pod.requests.milli_cpu,
@@ -191,14 +188,10 @@ fn best_delta(
         ..base
     };
     if pod.gpu.count == 0 || after.is_empty() {
-        let f = memo.fragment(
-            &NodeGpuState {
-                free: after,
-                ..base
-            },
-            tp,
-            model,
-        );
+        let f = memo.fragment(&NodeGpuState {
+            free: after,
+            ..base
+        });
         return (before - f, Choice::None);
     }
     if pod.gpu.count == 1 && pod.gpu.milli < GPU_MILLI_PER_DEVICE {
@@ -211,14 +204,10 @@ fn best_delta(
             }
             after[i] = free - pod.gpu.milli;
             let d = before
-                - memo.fragment(
-                    &NodeGpuState {
-                        free: after,
-                        ..base
-                    },
-                    tp,
-                    model,
-                );
+                - memo.fragment(&NodeGpuState {
+                    free: after,
+                    ..base
+                });
             after[i] = free;
             if best.is_none_or(|(bd, _)| d > bd) {
                 best = Some((d, i as u32));
@@ -235,19 +224,15 @@ fn best_delta(
     for &i in &idx {
         after[i as usize] = after[i as usize].saturating_sub(pod.gpu.milli);
     }
-    let f = memo.fragment(
-        &NodeGpuState {
-            free: after,
-            ..base
-        },
-        tp,
-        model,
-    );
+    let f = memo.fragment(&NodeGpuState {
+        free: after,
+        ..base
+    });
     (before - f, Choice::Default)
 }
 
 /// The typical pods a cycle uses: the snapshot's, else those of the pods on its nodes and `pod`.
-fn typical_pods(snapshot: &Snapshot, pod: &PodInfo) -> Arc<TypicalPods> {
+pub(crate) fn typical_pods(snapshot: &Snapshot, pod: &PodInfo) -> Arc<TypicalPods> {
     match snapshot.typical_pods() {
         Some(tp) => tp.clone(),
         None => Arc::new(TypicalPods::from_pods(
@@ -258,6 +243,30 @@ fn typical_pods(snapshot: &Snapshot, pod: &PodInfo) -> Arc<TypicalPods> {
                 .chain(std::iter::once(pod)),
         )),
     }
+}
+
+/// The devices Reserve takes for `pod` on `node` under the FGD scorers
+/// ([`ScorePlugin::gpu_indexes`]): [`best_placement`]'s, with `tp` the typical pods PreScore
+/// left (`None` when it did not run — a single feasible node — and [`typical_pods`] is asked
+/// instead). `None` for a CPU-only pod or when nothing fits.
+pub(crate) fn fragment_gpu_indexes(
+    memo: &Mutex<FragMemo>,
+    tp: Option<&Arc<TypicalPods>>,
+    model: FragModel,
+    snapshot: &Snapshot,
+    pod: &PodInfo,
+    node: &NodeInfo,
+) -> Option<Vec<u32>> {
+    if pod.gpu.count == 0 {
+        return None;
+    }
+    let tp = match tp {
+        Some(tp) => tp.clone(),
+        None => typical_pods(snapshot, pod),
+    };
+    let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+    let (_, idx) = best_placement(&mut memo, &tp, model, pod, node);
+    (!idx.is_empty()).then_some(idx)
 }
 
 impl ScorePlugin for GpuFragmentation {
@@ -330,17 +339,8 @@ impl ScorePlugin for GpuFragmentation {
         snapshot: &Snapshot,
         node: &NodeInfo,
     ) -> Option<Vec<u32>> {
-        if pod.gpu.count == 0 {
-            return None;
-        }
-        // PreScore does not run when a single node is feasible.
-        let tp = match state.read::<Arc<TypicalPods>>(self.name()) {
-            Some(tp) => tp.clone(),
-            None => typical_pods(snapshot, pod),
-        };
-        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        let (_, idx) = best_placement(&mut memo, &tp, self.model, pod, node);
-        (!idx.is_empty()).then_some(idx)
+        let tp = state.read::<Arc<TypicalPods>>(self.name());
+        fragment_gpu_indexes(&self.memo, tp, self.model, snapshot, pod, node)
     }
 }
 

@@ -1,13 +1,12 @@
 //! `GpuFragmentationCpuPacking` (Policy priority `GpuFragmentationCpuPackingPriority`): ours,
-//! FGD ([`super::gpu_fgd`]) at half its resolution, with the pods that ask for no GPU packed
-//! onto the nodes whose GPUs are already taken.
+//! FGD ([`super::gpu_fgd`]) with the pods that ask for no GPU packed onto the nodes whose GPUs
+//! are already taken.
 //!
 //! For `pod` on a feasible node `n`, with `Δ = F_n(M) before − F_n(M) after` the decrease of the
 //! node's fragmentation for the typical pods (milli-GPU, [`super::gpu_frag`]; a share tries each
 //! device and keeps the best, as FGD):
 //!
-//! * primary score `s = ⌊100 · sigmoid(Δ / 2000)⌋` — FGD's `⌊100 · sigmoid(Δ / 1000)⌋` with the
-//!   decrease halved, so decreases within about 80 milli-GPU of each other tie (FGD: 40);
+//! * primary score `s = ⌊100 · sigmoid(Δ / 1000)⌋`, FGD's own score;
 //! * a pod that asks for no GPU (`Δ` only moves when its CPU leaves a typical pod without room)
 //!   breaks ties among the nodes of the best `s` by, in order: the least free GPU on the node
 //!   (milli-GPU summed over its devices), then BestFit's leftover
@@ -20,12 +19,13 @@
 //! changes which typical pods fit) and the tie-break then spends CPU on nodes whose GPUs are
 //! still free, which strands them once CPU runs out (the openb `cpu*` traces); this packs that
 //! CPU where the GPUs are gone. Measured against FGD in the README's GPU section and
-//! `docs/gpu-study/variants.md`.
+//! `docs/gpu-study/variants.md` (an earlier version also halved FGD's resolution,
+//! `sigmoid(Δ / 2000)`; with the paper's node order that lost on the default trace).
 
 use std::sync::{Arc, Mutex};
 
 use super::gpu_best_fit::{LargestNode, gpu_free, pod_gpu_milli};
-use super::gpu_fgd::{best_placement, fgd_score};
+use super::gpu_fgd::{best_placement, fgd_score, fragment_gpu_indexes, typical_pods};
 use super::gpu_frag::{FragMemo, FragModel, TypicalPods};
 use crate::framework::{CycleState, ScoreMode, ScorePlugin, Status};
 use crate::model::{NodeInfo, PodInfo};
@@ -33,9 +33,6 @@ use crate::snapshot::Snapshot;
 
 /// Plugin name.
 pub const NAME: &str = "GpuFragmentationCpuPacking";
-
-/// The fragmentation decrease (milli-GPU) that moves the sigmoid by one unit: twice FGD's.
-pub const SCALE_MILLI: f64 = 2000.0;
 
 /// Bits of the raw score below the primary score.
 const SHIFT: u32 = 40;
@@ -53,9 +50,9 @@ impl GpuFragmentationCpuPacking {
     }
 }
 
-/// The primary score of a decrease `delta` (milli-GPU): `⌊100 · sigmoid(Δ / 2000)⌋`.
+/// The primary score of a decrease `delta` (milli-GPU): FGD's `⌊100 · sigmoid(Δ / 1000)⌋`.
 pub fn primary_score(delta: f64) -> i64 {
-    fgd_score(delta * 1000.0 / SCALE_MILLI)
+    fgd_score(delta)
 }
 
 /// The raw score: the primary score in the high bits, the tie-break of a CPU-only pod below
@@ -79,19 +76,6 @@ pub fn raw_score(delta: f64, pod: &PodInfo, node: &NodeInfo, largest: LargestNod
 
 /// What PreScore leaves for Score: the typical pods and the largest node.
 type State = (Arc<TypicalPods>, LargestNode);
-
-fn typical_pods(snapshot: &Snapshot, pod: &PodInfo) -> Arc<TypicalPods> {
-    match snapshot.typical_pods() {
-        Some(tp) => tp.clone(),
-        None => Arc::new(TypicalPods::from_pods(
-            snapshot
-                .nodes()
-                .iter()
-                .flat_map(|n| n.pods.iter().map(|p| &**p))
-                .chain(std::iter::once(pod)),
-        )),
-    }
-}
 
 impl GpuFragmentationCpuPacking {
     fn raw(&self, st: &State, pod: &PodInfo, node: &NodeInfo) -> i64 {
@@ -162,17 +146,8 @@ impl ScorePlugin for GpuFragmentationCpuPacking {
         snapshot: &Snapshot,
         node: &NodeInfo,
     ) -> Option<Vec<u32>> {
-        if pod.gpu.count == 0 {
-            return None;
-        }
-        // PreScore does not run when a single node is feasible.
-        let tp = match state.read::<State>(NAME) {
-            Some(st) => st.0.clone(),
-            None => typical_pods(snapshot, pod),
-        };
-        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        let (_, idx) = best_placement(&mut memo, &tp, FragModel::default(), pod, node);
-        (!idx.is_empty()).then_some(idx)
+        let tp = state.read::<State>(NAME).map(|st| &st.0);
+        fragment_gpu_indexes(&self.memo, tp, FragModel::default(), snapshot, pod, node)
     }
 }
 
@@ -234,14 +209,13 @@ mod tests {
     }
 
     #[test]
-    fn primary_score_is_fgd_at_half_resolution() {
+    fn primary_score_is_fgd() {
         assert_eq!(primary_score(0.0), 50);
-        // σ(0.5) = 0.622…, σ(−0.5) = 0.377…: FGD would give 73 and 26 for ±1000.
-        assert_eq!(primary_score(1000.0), 62);
-        assert_eq!(primary_score(-1000.0), 37);
-        // −60 milli-GPU: FGD's ⌊100·σ(−0.06)⌋ = 48, ours ⌊100·σ(−0.03)⌋ = 49.
-        assert_eq!(fgd_score(-60.0), 48);
-        assert_eq!(primary_score(-60.0), 49);
+        // σ(1) = 0.731…, σ(−1) = 0.268…
+        assert_eq!(primary_score(1000.0), 73);
+        assert_eq!(primary_score(-1000.0), 26);
+        // −60 milli-GPU: ⌊100·σ(−0.06)⌋ = 48.
+        assert_eq!(primary_score(-60.0), 48);
     }
 
     /// Worked example: a 2-core CPU-only pod, three feasible nodes that FGD scores alike.
@@ -316,6 +290,6 @@ mod tests {
         // Before: CPU-only typical pod strands 2000 (×0.5), the GPU pod fits (0): 1000.
         // After (6 cores left): the GPU pod no longer fits: 0.5·2000 + 0.5·2000 = 2000.
         assert_eq!(d, -1000.0);
-        assert_eq!(primary_score(d), 37);
+        assert_eq!(primary_score(d), 26);
     }
 }

@@ -142,15 +142,20 @@ impl FragMemo {
         FragMemo::default()
     }
 
-    /// The key of a state: model id (8 bits), CPU level (8), memory level (8), device count (4)
-    /// and the free shares sorted descending (10 bits each, up to 8 devices). `None` when the
-    /// state does not fit those fields (then it is computed, not memoised).
-    fn key(&mut self, st: &NodeGpuState<'_>, tp: &TypicalPods) -> Option<u128> {
-        if st.free.len() > 8 {
-            return None;
+    /// Empties the memo when `tp` or `model` is not the distribution or model it holds.
+    fn sync(&mut self, tp: &TypicalPods, model: FragModel) {
+        if self.generation != tp.generation || self.model != model {
+            self.values.clear();
+            self.models.clear();
+            self.generation = tp.generation;
+            self.model = model;
         }
-        let model = match st.model {
-            None => 0usize,
+    }
+
+    /// The id of a GPU model in the keys (0: none), valid until the memo is next emptied.
+    fn model_id(&mut self, model: Option<&str>) -> usize {
+        match model {
+            None => 0,
             Some(m) => match self.models.iter().position(|x| x == m) {
                 Some(i) => i + 1,
                 None => {
@@ -158,20 +163,30 @@ impl FragMemo {
                     self.models.len()
                 }
             },
-        };
+        }
+    }
+
+    /// The key of a state whose model has id `model_id`: model id (8 bits), CPU level (8),
+    /// memory level (8), device count (4) and the free shares sorted descending (10 bits each,
+    /// up to 8 devices). `None` when the state does not fit those fields (then it is computed,
+    /// not memoised).
+    fn key(&mut self, model_id: usize, st: &NodeGpuState<'_>, tp: &TypicalPods) -> Option<u128> {
+        if st.free.len() > 8 {
+            return None;
+        }
         let cpu = tp.cpu_levels.partition_point(|&c| c <= st.free_cpu);
         let mem = if self.model.memory {
             tp.mem_levels.partition_point(|&c| c <= st.free_memory)
         } else {
             0
         };
-        if model > 255 || cpu > 255 || mem > 255 {
+        if model_id > 255 || cpu > 255 || mem > 255 {
             return None;
         }
         self.sorted.clear();
         self.sorted.extend_from_slice(st.free);
         self.sorted.sort_unstable_by(|a, b| b.cmp(a));
-        let mut k: u128 = (model as u128) | ((cpu as u128) << 8) | ((mem as u128) << 16);
+        let mut k: u128 = (model_id as u128) | ((cpu as u128) << 8) | ((mem as u128) << 16);
         k |= (st.free.len() as u128) << 24;
         for (i, &f) in self.sorted.iter().enumerate() {
             k |= u128::from(f.min(1023)) << (28 + 10 * i);
@@ -182,23 +197,51 @@ impl FragMemo {
     /// `F_n(M)` of state `st` under `tp` and `model`, memoised. A distribution or model other
     /// than the last one used empties the memo first.
     pub fn fragment(&mut self, st: &NodeGpuState<'_>, tp: &TypicalPods, model: FragModel) -> f64 {
-        if self.generation != tp.generation || self.model != model {
-            self.values.clear();
-            self.models.clear();
-            self.generation = tp.generation;
-            self.model = model;
+        self.node(st.model, tp, model).fragment(st)
+    }
+
+    /// The memo for several states of one node (GPU model `gpu_model`) under `tp` and `model`:
+    /// [`FragMemo::fragment`] with the model looked up once.
+    pub fn node<'m>(
+        &'m mut self,
+        gpu_model: Option<&str>,
+        tp: &'m TypicalPods,
+        model: FragModel,
+    ) -> NodeMemo<'m> {
+        self.sync(tp, model);
+        let model_id = self.model_id(gpu_model);
+        NodeMemo {
+            memo: self,
+            tp,
+            model,
+            model_id,
         }
-        let Some(k) = self.key(st, tp) else {
-            return node_fragment(st, tp, model);
+    }
+}
+
+/// [`FragMemo`] for the states of one node ([`FragMemo::node`]); every state passed must have
+/// that node's GPU model.
+pub struct NodeMemo<'m> {
+    memo: &'m mut FragMemo,
+    tp: &'m TypicalPods,
+    model: FragModel,
+    model_id: usize,
+}
+
+impl NodeMemo<'_> {
+    /// `F_n(M)` of state `st`, memoised.
+    pub fn fragment(&mut self, st: &NodeGpuState<'_>) -> f64 {
+        let Some(k) = self.memo.key(self.model_id, st, self.tp) else {
+            return node_fragment(st, self.tp, self.model);
         };
-        if let Some(&v) = self.values.get(&k) {
+        if let Some(&v) = self.memo.values.get(&k) {
             return v;
         }
-        if self.values.len() >= MEMO_CAPACITY {
-            self.values.clear();
+        if self.memo.values.len() >= MEMO_CAPACITY {
+            self.memo.values.clear();
         }
-        let v = node_fragment(st, tp, model);
-        self.values.insert(k, v);
+        let v = node_fragment(st, self.tp, self.model);
+        self.memo.values.insert(k, v);
         v
     }
 }
