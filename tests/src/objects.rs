@@ -39,6 +39,30 @@ pub fn node(name: &str, resources: &[(&str, &str)]) -> Node {
     }
 }
 
+/// A GPU node `name` of the openb shape the GPU cluster tests use: 8 cores, 8 GiB, 110 pods,
+/// two T4 devices (`nvidia.com/gpu: 2`, `alibabacloud.com/gpu-milli: 2000`), labelled with its
+/// hostname and [`scheduler::model::LABEL_GPU_MODEL`] `T4`.
+pub fn t4_gpu_node(name: &str) -> Node {
+    let mut n = node(
+        name,
+        &[
+            ("cpu", "8"),
+            ("memory", "8Gi"),
+            ("pods", "110"),
+            ("nvidia.com/gpu", "2"),
+            ("alibabacloud.com/gpu-milli", "2000"),
+        ],
+    );
+    n.metadata.labels = Some(BTreeMap::from([
+        ("kubernetes.io/hostname".to_string(), name.to_string()),
+        (
+            scheduler::model::LABEL_GPU_MODEL.to_string(),
+            "T4".to_string(),
+        ),
+    ]));
+    n
+}
+
 /// A pod `default/name` for [`SCHEDULER_NAME`] with one container `main` requesting
 /// `requests` (see [`quantities`]).
 pub fn pod(name: &str, requests: &[(&str, &str)]) -> Pod {

@@ -45,6 +45,22 @@ pub fn policy() -> ResolvedPolicy {
         .with_feature_gates(&scheduler::policy::FeatureGates::default())
 }
 
+/// The profile of `config/policies/gpu/<file>` (a GPU Policy file, e.g. `fgd.yaml`), named
+/// after the file.
+///
+/// # Panics
+/// If the file cannot be loaded or its profile built.
+pub fn gpu_profile(file: &str) -> scheduler::profile::Profile {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../config/policies/gpu")
+        .join(file);
+    let resolved = scheduler::policy::load_policy_file(&path)
+        .unwrap_or_else(|e| panic!("load {}: {e}", path.display()))
+        .resolved;
+    scheduler::profile::Profile::from_resolved(resolved, file)
+        .unwrap_or_else(|e| panic!("profile of {file}: {e}"))
+}
+
 /// The fast election profile (6 s / 4 s / 1 s) for `identity`, releasing on shutdown.
 pub fn fast_election(identity: &str) -> LeaderElectionConfig {
     LeaderElectionConfig {

@@ -8,51 +8,28 @@
 //! Real time (the API double serves HTTP); every wait polls with a timeout.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
-use scheduler::model::LABEL_GPU_MODEL;
 use scheduler::schedule_one::{TieBreak, node_order_key};
 use tests::apiserver::ApiServer;
 use tests::objects::{self, node_of, wait_for};
-use tests::replica::{run_config, spawn_replica_with};
+use tests::replica::{gpu_profile, run_config, spawn_replica_with};
 
 const WAIT: Duration = Duration::from_secs(20);
 
 /// Created in this order: the lowest name last.
 const NODES: [&str; 8] = ["g8", "g7", "g6", "g5", "g4", "g3", "g2", "g1"];
 
-fn gpu_node(name: &str) -> Node {
-    let mut n = objects::node(
-        name,
-        &[
-            ("cpu", "8"),
-            ("memory", "8Gi"),
-            ("pods", "110"),
-            ("nvidia.com/gpu", "2"),
-            ("alibabacloud.com/gpu-milli", "2000"),
-        ],
-    );
-    n.metadata.labels = Some(BTreeMap::from([
-        ("kubernetes.io/hostname".to_string(), name.to_string()),
-        (LABEL_GPU_MODEL.to_string(), "T4".to_string()),
-    ]));
-    n
-}
-
 /// Schedules one one-GPU pod with FGD and `tie_break`; the node it was bound to.
 async fn bound_node(tie_break: TieBreak) -> String {
     let api = ApiServer::start().await;
     for n in NODES {
-        api.seed(&gpu_node(n)).unwrap();
+        api.seed(&objects::t4_gpu_node(n)).unwrap();
     }
     let mut run = run_config("replica-1");
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config/policies/gpu/fgd.yaml");
-    let resolved = scheduler::policy::load_policy_file(&path).unwrap().resolved;
-    run.profile = scheduler::profile::Profile::from_resolved(resolved, "fgd.yaml").unwrap();
+    run.profile = gpu_profile("fgd.yaml");
     run.tie_break = tie_break;
     let r = spawn_replica_with(&api, "replica-1", false, run).await;
     let pods = Api::<Pod>::namespaced(api.client("tester"), "default");

@@ -21,35 +21,16 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, PostParams};
-use scheduler::model::{ANNOTATION_GPU_INDEXES, LABEL_GPU_MODEL};
+use scheduler::model::ANNOTATION_GPU_INDEXES;
 use tests::apiserver::ApiServer;
 use tests::objects::{self, node_of, wait_for};
-use tests::replica::{run_config, spawn_replica_with};
+use tests::replica::{gpu_profile, run_config, spawn_replica_with};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn gpu_node(name: &str) -> Node {
-    let mut n = objects::node(
-        name,
-        &[
-            ("cpu", "8"),
-            ("memory", "8Gi"),
-            ("pods", "110"),
-            ("nvidia.com/gpu", "2"),
-            ("alibabacloud.com/gpu-milli", "2000"),
-        ],
-    );
-    n.metadata.labels = Some(BTreeMap::from([
-        ("kubernetes.io/hostname".to_string(), name.to_string()),
-        (LABEL_GPU_MODEL.to_string(), "T4".to_string()),
-    ]));
-    n
-}
 
 /// A 400-milli share on device 0 of `node`, bound by another scheduler.
 fn busy(name: &str, node: &str) -> Pod {
@@ -109,14 +90,12 @@ fn unschedulable(api: &ApiServer, name: &str) -> bool {
 async fn fgd_typical_pods_follow_the_pending_pods() {
     let api = ApiServer::start().await;
     for n in ["g1", "g2"] {
-        api.seed(&gpu_node(n)).unwrap();
+        api.seed(&objects::t4_gpu_node(n)).unwrap();
     }
     api.seed(&busy("busy-1", "g1")).unwrap();
     api.seed(&busy("busy-2", "g2")).unwrap();
     let mut run = run_config("replica-1");
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../config/policies/gpu/fgd.yaml");
-    let resolved = scheduler::policy::load_policy_file(&path).unwrap().resolved;
-    run.profile = scheduler::profile::Profile::from_resolved(resolved, "fgd.yaml").unwrap();
+    run.profile = gpu_profile("fgd.yaml");
     let r = spawn_replica_with(&api, "replica-1", false, run).await;
     let pods = Api::<Pod>::namespaced(api.client("tester"), "default");
 

@@ -35,22 +35,16 @@ fn with_uid(pb: PodB, uid: &str) -> Arc<PodInfo> {
     Arc::new(pb.info())
 }
 
-/// Requested cpu and pod count on `node`, read from the NodeInfo and checked against its
-/// hot row.
 /// The cycle's decision: `node`, with VolumeBinding's reservation `volumes`.
 fn placed(node: &str, volumes: crate::volume::PodVolumes) -> ScheduleResult {
     ScheduleResult {
-        node: node.into(),
-        node_index: 0,
-        evaluated_nodes: 1,
-        feasible_nodes: 1,
-        gpu_indexes: Vec::new(),
-        scores: None,
-        diagnosis: None,
         reservations: vec![Reservation::Volumes(Arc::new(volumes))],
+        ..ScheduleResult::on_node(node)
     }
 }
 
+/// Requested cpu and pod count on `node`, read from the NodeInfo and checked against its
+/// hot row.
 fn used(c: &Cache, node: &str) -> (i64, usize) {
     let s = c.snapshot();
     let i = s.node_index(node).unwrap() as usize;

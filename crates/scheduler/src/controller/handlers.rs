@@ -777,16 +777,7 @@ mod tests {
             // b is being bound: assumed, out of the pending pods.
             let b = h.pending.remove("default/b").unwrap();
             h.queue.delete(&b);
-            let result = crate::schedule_one::ScheduleResult {
-                node: "n1".into(),
-                node_index: 0,
-                evaluated_nodes: 1,
-                feasible_nodes: 1,
-                gpu_indexes: Vec::new(),
-                scores: None,
-                diagnosis: None,
-                reservations: Vec::new(),
-            };
+            let result = crate::schedule_one::ScheduleResult::on_node("n1");
             h.cache.assume(b, &result).unwrap();
         };
         let mut always = handlers();
@@ -1051,16 +1042,7 @@ mod tests {
         // The cycle's success, as the controller handles it: assume, drop the nomination.
         let qp = h.queue.pop().unwrap();
         let pi = qp.pod.clone();
-        let placed = crate::schedule_one::ScheduleResult {
-            node: "n1".into(),
-            node_index: 0,
-            evaluated_nodes: 1,
-            feasible_nodes: 1,
-            gpu_indexes: Vec::new(),
-            scores: None,
-            diagnosis: None,
-            reservations: Vec::new(),
-        };
+        let placed = crate::schedule_one::ScheduleResult::on_node("n1");
         let assumed = h.cache.assume(pi.clone(), &placed).unwrap();
         h.nominator.delete_nominated_pod_if_exists(&pi.uid);
         h.pending.remove("default/p");

@@ -72,6 +72,24 @@ pub struct ScheduleResult {
     pub reservations: Vec<crate::framework::Reservation>,
 }
 
+#[cfg(test)]
+impl ScheduleResult {
+    /// A test's cycle decision: `node` (snapshot index 0), one node examined and feasible, no
+    /// GPU devices, no explain data, nothing reserved.
+    pub(crate) fn on_node(node: &str) -> ScheduleResult {
+        ScheduleResult {
+            node: node.into(),
+            node_index: 0,
+            evaluated_nodes: 1,
+            feasible_nodes: 1,
+            gpu_indexes: Vec::new(),
+            scores: None,
+            diagnosis: None,
+            reservations: Vec::new(),
+        }
+    }
+}
+
 /// Time and outcome of each extension point the last [`Algorithm::schedule`] call ran, for
 /// `scheduler_framework_extension_point_duration_seconds{extension_point, status}` (v1.22
 /// observes them whatever the cycle's outcome); `None` for a point the cycle did not reach.
