@@ -34,7 +34,7 @@ use scheduler::profile::Profile;
 use scheduler::schedule_one::TieBreak;
 use scheduler::sim::replay::{
     FailureCause, ReplayOptions, UnallocatedBreakdown, failure_cause, gpu_request_milli,
-    unallocated_at, unallocated_breakdown,
+    unallocated_at, unallocated_by_model,
 };
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
@@ -171,8 +171,11 @@ struct RunResult {
 struct Explain {
     /// Where the unallocated GPU sits then.
     breakdown: UnallocatedBreakdown,
-    /// The pods that failed until then: (size class, cause) → (pods, milli-GPU requested).
-    failed: BTreeMap<(&'static str, FailureCause), (u64, u64)>,
+    /// The same per GPU model of the nodes.
+    by_model: BTreeMap<String, UnallocatedBreakdown>,
+    /// The pods that failed until then: (size class, cause) → (pods, milli-GPU, millicores and
+    /// bytes of memory requested).
+    failed: BTreeMap<(&'static str, FailureCause), (u64, u64, i64, i64)>,
 }
 
 /// Size classes of the failed pods, in the order of the report.
@@ -297,10 +300,16 @@ fn run_one(
                 .or_default();
             e.0 += 1;
             e.1 += gpu_request_milli(pod);
+            e.2 += pod.requests.milli_cpu;
+            e.3 += pod.requests.memory;
         }
         if row.arrived_gpu_milli >= row.capacity_gpu_milli {
             let tp = run.snapshot().typical_pods().expect("typical pods").clone();
-            ex.breakdown = unallocated_breakdown(run.snapshot(), &tp);
+            ex.by_model = unallocated_by_model(run.snapshot(), &tp);
+            ex.breakdown = ex
+                .by_model
+                .values()
+                .fold(UnallocatedBreakdown::default(), |a, b| a.plus(b));
             explaining = false;
         }
     }
@@ -689,6 +698,39 @@ fn explain_report(results: &[RunResult], traces: &[String], policies: &[String])
         ));
     }
     md.push_str(
+        "\n**The same by GPU model** (% of that model's GPU capacity; `share` is the model's \
+         share of the cluster's GPUs):\n\n\
+         | trace | policy | GPU model | share | unallocated | shape | cpu | memory | usable |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (t, p, ex) in &groups {
+        let models: std::collections::BTreeSet<&String> =
+            ex.iter().flat_map(|e| e.by_model.keys()).collect();
+        for m in models {
+            let b = |f: fn(&UnallocatedBreakdown) -> u64| {
+                mean(ex, &|e| {
+                    e.by_model
+                        .get(m)
+                        .map_or(0.0, |b| pct(f(b) as f64, b.capacity.max(1) as f64))
+                })
+            };
+            let share = mean(ex, &|e| {
+                pct(
+                    e.by_model.get(m).map_or(0, |b| b.capacity) as f64,
+                    e.breakdown.capacity as f64,
+                )
+            });
+            md.push_str(&format!(
+                "| {t} | {p} | {m} | {share:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                b(|b| b.free),
+                b(|b| b.shape),
+                b(|b| b.cpu),
+                b(|b| b.memory),
+                b(|b| b.usable)
+            ));
+        }
+    }
+    md.push_str(
         "\n**The pods that failed until then** (`FailureCause`, judged when each failed): GPU \
          requested by the failed pods by cause — `exhausted` the GPU models it may use have less \
          free GPU in all than it asks; `fragmented` enough in all, but no node has the devices; \
@@ -722,7 +764,8 @@ fn explain_report(results: &[RunResult], traces: &[String], policies: &[String])
         md.push('\n');
     }
     md.push_str(
-        "\n**Failed GPU by pod size** (% of capacity; in brackets the pods):\n\n| trace | policy |",
+        "\n**Failed GPU by pod size** (% of capacity; in brackets the pods, then their mean \
+         CPU in cores and memory in GiB):\n\n| trace | policy |",
     );
     for c in &SIZE_CLASSES[1..] {
         md.push_str(&format!(" {c} |"));
@@ -740,10 +783,19 @@ fn explain_report(results: &[RunResult], traces: &[String], policies: &[String])
                     .map(|(_, v)| if milli { v.1 } else { v.0 })
                     .sum::<u64>() as f64
             };
+            let (pods, cpu, mem) = ex.iter().fold((0u64, 0i64, 0i64), |a, e| {
+                e.failed
+                    .iter()
+                    .filter(|((c, _), _)| c == class)
+                    .fold(a, |a, (_, v)| (a.0 + v.0, a.1 + v.2, a.2 + v.3))
+            });
+            let per = |v: i64, unit: f64| v as f64 / pods.max(1) as f64 / unit;
             md.push_str(&format!(
-                " {:.2} ({:.1}) |",
+                " {:.2} ({:.1}; {:.1} c, {:.0} GiB) |",
                 mean(ex, &|e| pct(of(e, true), e.breakdown.capacity as f64)),
-                mean(ex, &|e| of(e, false))
+                mean(ex, &|e| of(e, false)),
+                per(cpu, 1000.0),
+                per(mem, f64::from(1u32 << 30))
             ));
         }
         md.push('\n');

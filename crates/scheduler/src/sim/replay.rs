@@ -399,11 +399,43 @@ fn device_need(milli: u32) -> u32 {
 /// [`UnallocatedBreakdown`] of `snapshot`'s nodes for the typical pods `tp` (CPU-only typical
 /// pods play no part: they use no GPU).
 pub fn unallocated_breakdown(snapshot: &Snapshot, tp: &TypicalPods) -> UnallocatedBreakdown {
+    unallocated_by_model(snapshot, tp)
+        .values()
+        .fold(UnallocatedBreakdown::default(), |a, b| a.plus(b))
+}
+
+impl UnallocatedBreakdown {
+    /// The field-wise sum.
+    pub fn plus(self, o: &UnallocatedBreakdown) -> UnallocatedBreakdown {
+        UnallocatedBreakdown {
+            capacity: self.capacity + o.capacity,
+            free: self.free + o.free,
+            model: self.model + o.model,
+            shape: self.shape + o.shape,
+            cpu: self.cpu + o.cpu,
+            memory: self.memory + o.memory,
+            usable: self.usable + o.usable,
+        }
+    }
+}
+
+/// [`unallocated_breakdown`] per GPU model (the node label [`crate::model::LABEL_GPU_MODEL`];
+/// `""` for nodes without it), each with the capacity of that model's nodes.
+pub fn unallocated_by_model(
+    snapshot: &Snapshot,
+    tp: &TypicalPods,
+) -> BTreeMap<String, UnallocatedBreakdown> {
     let gpu_pods: Vec<&TypicalPod> = tp.pods.iter().filter(|m| m.shape.gpu.0 > 0).collect();
-    let mut b = UnallocatedBreakdown::default();
+    let mut out: BTreeMap<String, UnallocatedBreakdown> = BTreeMap::new();
     let mut free = Vec::new();
     for n in snapshot.nodes() {
         let st = NodeGpuState::of(n, &mut free);
+        if st.free.is_empty() {
+            continue;
+        }
+        let b = out
+            .entry(st.model.unwrap_or_default().to_string())
+            .or_default();
         b.capacity += st.free.len() as u64 * 1000;
         let allowed: Vec<&TypicalPod> = gpu_pods
             .iter()
@@ -437,7 +469,7 @@ pub fn unallocated_breakdown(snapshot: &Snapshot, tp: &TypicalPods) -> Unallocat
             b.free += u64::from(f);
         }
     }
-    b
+    out
 }
 
 /// Why a pod fitted no node, judged on its GPU, CPU and memory requests alone (the checks the
@@ -823,6 +855,12 @@ mod tests {
                 usable: 1000,
             }
         );
+
+        let by_model = unallocated_by_model(&snapshot, &tp);
+        assert_eq!(by_model.len(), 2);
+        assert_eq!(by_model["K80"].model, 2000);
+        assert_eq!(by_model["K80"].capacity, 2000);
+        assert_eq!(by_model["V100"].free, 3300);
 
         let gpus = |n: &str| pod("p").container(&[("cpu", "1"), (RESOURCE_GPU, n)]);
         let cause = |p: PodInfo| failure_cause(&snapshot, &p);
