@@ -188,8 +188,12 @@ fn plain_pod(r: &mut Rng, name: &str) -> PodB {
     if r.chance(4) {
         p = p.host_port("", "TCP", 8080);
     }
-    if r.chance(3) {
-        p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule");
+    match r.below(6) {
+        0 | 1 => p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule"),
+        // Tolerates no taint of the cluster: the quick reject applies.
+        2 => p = p.toleration("absent", "Exists", "", "NoSchedule"),
+        3 => p = p.toleration("evicting", "Exists", "", "NoExecute"),
+        _ => {}
     }
     p
 }
@@ -330,6 +334,11 @@ fn run_seed(fwk: &Framework, seed: u64) {
 /// dense scan's edge cases), for the one-zone runs.
 fn one_zone_node(r: &mut Rng, i: usize) -> NodeB {
     let mut n = random_node(r, i).label("topology.kubernetes.io/zone", "z1");
+    // (A second filter taint, NoExecute: the taint quick reject needs the pod to tolerate
+    // neither; a pod that tolerates one of them takes the per-node path.)
+    if r.chance(10) {
+        n = n.taint("evicting", "", "NoExecute");
+    }
     if r.chance(8) {
         let res = if r.chance(2) {
             [("cpu", "0"), ("memory", "8Gi"), ("pods", "10")]
@@ -540,11 +549,15 @@ fn one_zone_dense_scan_agrees_with_the_reference_over_many_seeds() {
     .unwrap()
     .resolved;
     let policies = [sample, crate::policy::default_provider(), weighted];
+    let rejects = || super::find_feasible::TAINT_QUICK_REJECTS.with(|n| n.get());
     for (k, policy) in policies.iter().enumerate() {
         let fwk = Framework::from_policy(policy).unwrap();
+        let before = rejects();
         for seed in 0..seeds() {
             run_seed_in(&fwk, 30_000 + 10_000 * k as u64 + seed, true);
         }
+        // Tainted nodes rejected by the quick reject, their statuses checked above.
+        assert!(rejects() > before, "policy {k}: no taint quick reject");
     }
 }
 
