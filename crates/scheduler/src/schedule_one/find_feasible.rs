@@ -352,7 +352,7 @@ impl Search {
                 rest -= take;
             }
             match strategy {
-                Strategy::Dense(d) if round > 1 && workers.count() > 1 => {
+                Strategy::Dense(d) if round >= MIN_SHARED_ROUND && workers.count() > 1 => {
                     #[cfg(not(test))]
                     let impatient = false;
                     #[cfg(test)]
@@ -944,6 +944,15 @@ thread_local! {
     pub(super) static TAINT_QUICK_REJECTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Fewest chunks in a round for the dense scan to offer them to the scan helpers: below it
+/// (2,048 nodes), the offer, the claims and the hand-back cost about what a helper saves
+/// (`cycle_profile 1000 2000 1|2 template 3`), so one worker scans them.
+const MIN_SHARED_ROUND: usize = 8;
+
+/// How long the caller waits for the helpers to drop the job after a round before it leaves
+/// the job to them and starts another (an allocation; the columns are not copied).
+const RELEASE_PATIENCE: Duration = Duration::from_micros(2);
+
 /// How long the caller waits for a part a scan helper claimed, when it has not timed a part
 /// of its own yet.
 const DEFAULT_PATIENCE: Duration = Duration::from_micros(20);
@@ -1084,7 +1093,7 @@ fn release(slot: &mut Arc<DenseJob>) {
         }
         std::hint::spin_loop();
         spins += 1;
-        if spins.is_multiple_of(64) && start.elapsed() >= DEFAULT_PATIENCE {
+        if spins.is_multiple_of(64) && start.elapsed() >= RELEASE_PATIENCE {
             *slot = Arc::default();
             return;
         }
