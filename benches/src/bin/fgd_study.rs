@@ -26,10 +26,16 @@ use std::time::Instant;
 use clap::Parser;
 use plotters::prelude::*;
 
+use std::collections::HashMap;
+
+use scheduler::model::PodInfo;
 use scheduler::policy::{self, DefaultPreemptionArgs, ResolvedPolicy};
 use scheduler::profile::Profile;
 use scheduler::schedule_one::TieBreak;
-use scheduler::sim::replay::{ReplayOptions, unallocated_at};
+use scheduler::sim::replay::{
+    FailureCause, ReplayOptions, UnallocatedBreakdown, failure_cause, gpu_request_milli,
+    unallocated_at, unallocated_by_model,
+};
 use scheduler::sim::{self, Cluster, Simulation, SimulationConfig};
 
 #[global_allocator]
@@ -135,6 +141,12 @@ struct Args {
     /// random).
     #[arg(long, value_parser = ["random", "node-name", "node-order"])]
     tie_break: Option<String>,
+    /// Also diagnose each run at the first pod that takes the arrived workload to 100 %: where
+    /// the unallocated GPU sits (`UnallocatedBreakdown`: GPU model, device shape, CPU, memory,
+    /// usable) and why the GPU pods that failed until then fitted nowhere (`FailureCause`), by
+    /// pod size; written to `<out>/unallocated.md`, means over the seeds.
+    #[arg(long)]
+    explain_unallocated: bool,
 }
 
 /// One run's results.
@@ -150,6 +162,50 @@ struct RunResult {
     unallocated: Vec<f64>,
     /// Fragment as % of capacity at the same points.
     fragment: Vec<f64>,
+    /// With `--explain-unallocated`: the diagnosis at 100 % arrived.
+    explain: Option<Explain>,
+}
+
+/// The diagnosis of one run at the first row whose arrived workload reaches 100 % of capacity.
+#[derive(Debug, Clone, Default)]
+struct Explain {
+    /// Where the unallocated GPU sits then.
+    breakdown: UnallocatedBreakdown,
+    /// The same per GPU model of the nodes.
+    by_model: BTreeMap<String, UnallocatedBreakdown>,
+    /// The pods that failed until then: (size class, cause) → (pods, milli-GPU, millicores and
+    /// bytes of memory requested).
+    failed: BTreeMap<(&'static str, FailureCause), (u64, u64, i64, i64)>,
+}
+
+/// Size classes of the failed pods, in the order of the report.
+const SIZE_CLASSES: [&str; 6] = ["cpu-only", "share", "1 GPU", "2 GPUs", "4 GPUs", "8 GPUs"];
+
+/// The size class of a pod's GPU demand.
+fn size_class(pod: &PodInfo) -> &'static str {
+    match (pod.gpu.count, pod.gpu.milli) {
+        (0, _) => SIZE_CLASSES[0],
+        (_, m) if m < 1000 => SIZE_CLASSES[1],
+        (1, _) => SIZE_CLASSES[2],
+        (2, _) => SIZE_CLASSES[3],
+        (3..=4, _) => SIZE_CLASSES[4],
+        _ => SIZE_CLASSES[5],
+    }
+}
+
+/// The trace's pods by name, for the diagnosis of failed pods (a clone `<name>-tuned-<i>` has
+/// its original's requests).
+fn pods_by_name(cluster: &Cluster) -> HashMap<String, PodInfo> {
+    cluster
+        .pods
+        .iter()
+        .filter_map(|p| {
+            let mut p = p.clone();
+            sim::default_requests_from_limits(&mut p);
+            let info = PodInfo::from_pod(p).ok()?;
+            Some((info.name.clone(), info))
+        })
+        .collect()
 }
 
 fn policy_name(stem: &str) -> String {
@@ -194,7 +250,8 @@ fn run_one(
     stem: &str,
     seed: u64,
     inflate: f64,
-) -> (f64, usize, usize, Vec<f64>, Vec<f64>) {
+    explain_pods: Option<&HashMap<String, PodInfo>>,
+) -> (f64, usize, usize, Vec<f64>, Vec<f64>, Option<Explain>) {
     let cfg = SimulationConfig {
         scheduler_name: "mini-scheduler".into(),
         seed,
@@ -213,10 +270,47 @@ fn run_one(
     let mut run = Simulation::with_replay(cluster, &profile, &cfg, opts).expect("simulation");
     let mut pods = 0;
     let mut failed = 0;
-    for o in run.by_ref() {
+    let mut explain = explain_pods.map(|_| Explain::default());
+    let mut explaining = explain.is_some();
+    let mut rows_seen = 0;
+    while let Some(o) = run.next() {
         pods += 1;
-        if o.status != sim::PodStatus::Scheduled {
+        let scheduled = o.status == sim::PodStatus::Scheduled;
+        if !scheduled {
             failed += 1;
+        }
+        let (Some(ex), Some(by_name), true) = (explain.as_mut(), explain_pods, explaining) else {
+            continue;
+        };
+        let rows = run.timeline().expect("timeline");
+        if rows.len() == rows_seen {
+            continue;
+        }
+        rows_seen = rows.len();
+        let row = rows.last().expect("a row");
+        if !scheduled {
+            let original = o
+                .name
+                .rsplit_once("-tuned-")
+                .map_or(o.name.as_str(), |x| x.0);
+            let pod = by_name.get(original).expect("a failed pod of the trace");
+            let e = ex
+                .failed
+                .entry((size_class(pod), failure_cause(run.snapshot(), pod)))
+                .or_default();
+            e.0 += 1;
+            e.1 += gpu_request_milli(pod);
+            e.2 += pod.requests.milli_cpu;
+            e.3 += pod.requests.memory;
+        }
+        if row.arrived_gpu_milli >= row.capacity_gpu_milli {
+            let tp = run.snapshot().typical_pods().expect("typical pods").clone();
+            ex.by_model = unallocated_by_model(run.snapshot(), &tp);
+            ex.breakdown = ex
+                .by_model
+                .values()
+                .fold(UnallocatedBreakdown::default(), |a, b| a.plus(b));
+            explaining = false;
         }
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -235,7 +329,7 @@ fn run_one(
                 })
         })
         .collect();
-    (seconds, pods, failed, unalloc, frag)
+    (seconds, pods, failed, unalloc, frag, explain)
 }
 
 /// The authors' unallocated GPU % at arrived 100 %: (trace, display policy) → per-seed values.
@@ -350,6 +444,7 @@ fn read_runs(path: &Path) -> Vec<RunResult> {
                 failed: f[5].parse().ok()?,
                 unallocated,
                 fragment,
+                explain: None,
             })
         })
         .collect()
@@ -554,6 +649,160 @@ fn bar_chart(
     Ok(())
 }
 
+/// The `--explain-unallocated` report: for each trace and policy, means over the seeds, in % of
+/// the cluster's GPU capacity (pods: counts) at the first pod that takes the arrived workload to
+/// 100 %.
+fn explain_report(results: &[RunResult], traces: &[String], policies: &[String]) -> String {
+    let mut md = String::from(
+        "Diagnosis at 100 % arrived workload (the first pod that takes the arrived GPU request \
+         to the cluster's capacity); means over the seeds, % of the GPU capacity.\n\n\
+         **Where the unallocated GPU sits** (`UnallocatedBreakdown`, against the typical GPU \
+         pods): `model` no typical GPU pod may use the node's GPU model; `shape` no typical GPU \
+         pod fits the device's free share; `cpu` one fits the devices but none has its CPU on \
+         the node; `memory` GPU and CPU fit, memory not; `usable` a typical pod fits entirely.\n\n\
+         | trace | policy | unallocated | model | shape | cpu | memory | usable |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let pct = |v: f64, cap: f64| 100.0 * v / cap;
+    let groups: Vec<(&String, &String, Vec<&Explain>)> = traces
+        .iter()
+        .flat_map(|t| policies.iter().map(move |p| (t, p)))
+        .map(|(t, p)| {
+            let ex: Vec<&Explain> = results
+                .iter()
+                .filter(|r| &r.trace == t && &r.policy == p)
+                .filter_map(|r| r.explain.as_ref())
+                .filter(|e| e.breakdown.capacity > 0)
+                .collect();
+            (t, p, ex)
+        })
+        .filter(|g| !g.2.is_empty())
+        .collect();
+    let mean = |ex: &[&Explain], f: &dyn Fn(&Explain) -> f64| {
+        ex.iter().map(|e| f(e)).sum::<f64>() / ex.len() as f64
+    };
+    for (t, p, ex) in &groups {
+        let b = |f: fn(&UnallocatedBreakdown) -> u64| {
+            mean(ex, &|e| {
+                pct(f(&e.breakdown) as f64, e.breakdown.capacity as f64)
+            })
+        };
+        md.push_str(&format!(
+            "| {t} | {p} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            b(|b| b.free),
+            b(|b| b.model),
+            b(|b| b.shape),
+            b(|b| b.cpu),
+            b(|b| b.memory),
+            b(|b| b.usable)
+        ));
+    }
+    md.push_str(
+        "\n**The same by GPU model** (% of that model's GPU capacity; `share` is the model's \
+         share of the cluster's GPUs):\n\n\
+         | trace | policy | GPU model | share | unallocated | shape | cpu | memory | usable |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (t, p, ex) in &groups {
+        let models: std::collections::BTreeSet<&String> =
+            ex.iter().flat_map(|e| e.by_model.keys()).collect();
+        for m in models {
+            let b = |f: fn(&UnallocatedBreakdown) -> u64| {
+                mean(ex, &|e| {
+                    e.by_model
+                        .get(m)
+                        .map_or(0.0, |b| pct(f(b) as f64, b.capacity.max(1) as f64))
+                })
+            };
+            let share = mean(ex, &|e| {
+                pct(
+                    e.by_model.get(m).map_or(0, |b| b.capacity) as f64,
+                    e.breakdown.capacity as f64,
+                )
+            });
+            md.push_str(&format!(
+                "| {t} | {p} | {m} | {share:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+                b(|b| b.free),
+                b(|b| b.shape),
+                b(|b| b.cpu),
+                b(|b| b.memory),
+                b(|b| b.usable)
+            ));
+        }
+    }
+    md.push_str(
+        "\n**The pods that failed until then** (`FailureCause`, judged when each failed): GPU \
+         requested by the failed pods by cause — `exhausted` the GPU models it may use have less \
+         free GPU in all than it asks; `fragmented` enough in all, but no node has the devices; \
+         `cpu` a node has the devices, none of those the CPU; `memory` devices and CPU, not the \
+         memory; `other` another check. Failed pods counted, CPU-only ones apart.\n\n\
+         | trace | policy | failed GPU pods | failed CPU-only pods | failed GPU | exhausted | fragmented | cpu | memory | other |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (t, p, ex) in &groups {
+        let sum = |e: &Explain, keep: &dyn Fn(&str, FailureCause) -> bool, milli: bool| {
+            e.failed
+                .iter()
+                .filter(|((c, f), _)| keep(c, *f))
+                .map(|(_, v)| if milli { v.1 } else { v.0 })
+                .sum::<u64>() as f64
+        };
+        let cap = |e: &Explain| e.breakdown.capacity as f64;
+        let gpu = |c: &str| c != SIZE_CLASSES[0];
+        md.push_str(&format!(
+            "| {t} | {p} | {:.1} | {:.1} | {:.2} |",
+            mean(ex, &|e| sum(e, &|c, _| gpu(c), false)),
+            mean(ex, &|e| sum(e, &|c, _| !gpu(c), false)),
+            mean(ex, &|e| pct(sum(e, &|_, _| true, true), cap(e)))
+        ));
+        for cause in FailureCause::ALL {
+            md.push_str(&format!(
+                " {:.2} |",
+                mean(ex, &|e| pct(sum(e, &|_, f| f == cause, true), cap(e)))
+            ));
+        }
+        md.push('\n');
+    }
+    md.push_str(
+        "\n**Failed GPU by pod size** (% of capacity; in brackets the pods, then their mean \
+         CPU in cores and memory in GiB):\n\n| trace | policy |",
+    );
+    for c in &SIZE_CLASSES[1..] {
+        md.push_str(&format!(" {c} |"));
+    }
+    md.push_str("\n|---|---|");
+    md.push_str(&"---:|".repeat(SIZE_CLASSES.len() - 1));
+    md.push('\n');
+    for (t, p, ex) in &groups {
+        md.push_str(&format!("| {t} | {p} |"));
+        for class in &SIZE_CLASSES[1..] {
+            let of = |e: &Explain, milli: bool| {
+                e.failed
+                    .iter()
+                    .filter(|((c, _), _)| c == class)
+                    .map(|(_, v)| if milli { v.1 } else { v.0 })
+                    .sum::<u64>() as f64
+            };
+            let (pods, cpu, mem) = ex.iter().fold((0u64, 0i64, 0i64), |a, e| {
+                e.failed
+                    .iter()
+                    .filter(|((c, _), _)| c == class)
+                    .fold(a, |a, (_, v)| (a.0 + v.0, a.1 + v.2, a.2 + v.3))
+            });
+            let per = |v: i64, unit: f64| v as f64 / pods.max(1) as f64 / unit;
+            md.push_str(&format!(
+                " {:.2} ({:.1}; {:.1} c, {:.0} GiB) |",
+                mean(ex, &|e| pct(of(e, true), e.breakdown.capacity as f64)),
+                mean(ex, &|e| of(e, false)),
+                per(cpu, 1000.0),
+                per(mem, f64::from(1u32 << 30))
+            ));
+        }
+        md.push('\n');
+    }
+    md
+}
+
 fn main() {
     let args = Args::parse();
     if let Some(t) = &args.tie_break {
@@ -603,6 +852,11 @@ fn main() {
         })
         .collect();
     let clusters: Vec<Cluster> = traces.iter().map(|t| load_trace(&args.data, t)).collect();
+    let by_name: Vec<HashMap<String, PodInfo>> = if args.explain_unallocated {
+        clusters.iter().map(pods_by_name).collect()
+    } else {
+        Vec::new()
+    };
     std::fs::create_dir_all(&args.out).expect("creating the output directory");
     let csv_path = args.out.join("study.csv");
     // Earlier runs outside this selection (other seeds, traces or policies) are dropped.
@@ -669,8 +923,14 @@ fn main() {
                         break;
                     };
                     let (stem, policy) = &policies[p];
-                    let (seconds, pods, failed, unallocated, fragment) =
-                        run_one(clusters[t].clone(), policy, stem, seed, args.inflate);
+                    let (seconds, pods, failed, unallocated, fragment, explain) = run_one(
+                        clusters[t].clone(),
+                        policy,
+                        stem,
+                        seed,
+                        args.inflate,
+                        by_name.get(t),
+                    );
                     let r = RunResult {
                         trace: traces[t].clone(),
                         policy: policy_name(stem),
@@ -680,6 +940,7 @@ fn main() {
                         failed,
                         unallocated,
                         fragment,
+                        explain,
                     };
                     eprintln!(
                         "[{:>4}/{}] {:<12} {:<14} seed {seed}: {:.2} % unallocated at 100 % arrived ({seconds:.2} s)",
@@ -775,6 +1036,11 @@ fn main() {
     ));
     std::fs::write(args.out.join("table.md"), &md).expect("writing table.md");
     print!("{md}");
+    if args.explain_unallocated {
+        let report = explain_report(&results, &traces, &names);
+        std::fs::write(args.out.join("unallocated.md"), &report).expect("writing unallocated.md");
+        print!("\n{report}");
+    }
 
     let seeds_label = if first == last {
         format!("seed {first}")

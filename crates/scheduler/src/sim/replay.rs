@@ -27,7 +27,9 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
-use crate::framework::plugins::gpu_frag::{FragMemo, FragModel, NodeGpuState, TypicalPods};
+use crate::framework::plugins::gpu_frag::{
+    FragMemo, FragModel, NodeGpuState, TypicalPod, TypicalPods,
+};
 use crate::model::PodInfo;
 use crate::schedule_one::TieBreak;
 use crate::snapshot::Snapshot;
@@ -349,6 +351,211 @@ impl ReplayRecorder {
     }
 }
 
+/// Where a cluster's unallocated GPU sits, seen from the workload's typical GPU pods (the
+/// diagnosis of `fgd_study --explain-unallocated`). Every free milli-GPU of every device falls
+/// in exactly one class, checked in this order for the device:
+///
+/// * `model` — no typical GPU pod may run on the node's GPU model (GPU-model constraints);
+/// * `shape` — no typical GPU pod allowed on the model fits the device's free share (with as
+///   many devices of that room on the node as it needs): fractional leftovers on partly used
+///   devices, or too few free devices for the multi-GPU pods;
+/// * `cpu` — some typical GPU pod fits the devices, but none of those has its CPU request on
+///   the node's free CPU;
+/// * `memory` — some fits the devices and the CPU, none also its (mean) memory request;
+/// * `usable` — a typical GPU pod fits entirely (GPU, CPU and memory): the GPU is idle
+///   because no pod that came asked for it, not because it is stranded.
+///
+/// All fields are milli-GPU; `free = model + shape + cpu + memory + usable`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnallocatedBreakdown {
+    /// Devices × 1000.
+    pub capacity: u64,
+    /// Unallocated milli-GPU.
+    pub free: u64,
+    /// On nodes whose GPU model no typical GPU pod may use.
+    pub model: u64,
+    /// On devices whose free share no typical GPU pod fits.
+    pub shape: u64,
+    /// Usable by a typical pod's GPU demand, but the node lacks its CPU.
+    pub cpu: u64,
+    /// GPU and CPU fit a typical pod, but the node lacks its memory.
+    pub memory: u64,
+    /// A typical GPU pod fits entirely.
+    pub usable: u64,
+}
+
+/// Whether a pod restricted to GPU models `models` (`None`: any) may run on a node labelled
+/// with GPU model `node_model`.
+fn model_allows(models: Option<&Vec<String>>, node_model: Option<&str>) -> bool {
+    models.is_none_or(|ms| node_model.is_some_and(|nm| ms.iter().any(|m| m == nm)))
+}
+
+/// The per-device share a GPU demand `(count, milli)` needs (a whole device for 1000).
+fn device_need(milli: u32) -> u32 {
+    milli.min(crate::model::GPU_MILLI_PER_DEVICE)
+}
+
+/// [`UnallocatedBreakdown`] of `snapshot`'s nodes for the typical pods `tp` (CPU-only typical
+/// pods play no part: they use no GPU).
+pub fn unallocated_breakdown(snapshot: &Snapshot, tp: &TypicalPods) -> UnallocatedBreakdown {
+    unallocated_by_model(snapshot, tp)
+        .values()
+        .fold(UnallocatedBreakdown::default(), |a, b| a.plus(b))
+}
+
+impl UnallocatedBreakdown {
+    /// The field-wise sum.
+    pub fn plus(self, o: &UnallocatedBreakdown) -> UnallocatedBreakdown {
+        UnallocatedBreakdown {
+            capacity: self.capacity + o.capacity,
+            free: self.free + o.free,
+            model: self.model + o.model,
+            shape: self.shape + o.shape,
+            cpu: self.cpu + o.cpu,
+            memory: self.memory + o.memory,
+            usable: self.usable + o.usable,
+        }
+    }
+}
+
+/// [`unallocated_breakdown`] per GPU model (the node label [`crate::model::LABEL_GPU_MODEL`];
+/// `""` for nodes without it), each with the capacity of that model's nodes.
+pub fn unallocated_by_model(
+    snapshot: &Snapshot,
+    tp: &TypicalPods,
+) -> BTreeMap<String, UnallocatedBreakdown> {
+    let gpu_pods: Vec<&TypicalPod> = tp.pods.iter().filter(|m| m.shape.gpu.0 > 0).collect();
+    let mut out: BTreeMap<String, UnallocatedBreakdown> = BTreeMap::new();
+    let mut free = Vec::new();
+    for n in snapshot.nodes() {
+        let st = NodeGpuState::of(n, &mut free);
+        if st.free.is_empty() {
+            continue;
+        }
+        let b = out
+            .entry(st.model.unwrap_or_default().to_string())
+            .or_default();
+        b.capacity += st.free.len() as u64 * 1000;
+        let allowed: Vec<&TypicalPod> = gpu_pods
+            .iter()
+            .copied()
+            .filter(|m| model_allows(m.shape.models.as_ref(), st.model))
+            .collect();
+        for &f in st.free.iter().filter(|&&f| f > 0) {
+            // The allowed typical pods whose GPU demand this device can be part of.
+            let fit: Vec<&TypicalPod> = allowed
+                .iter()
+                .copied()
+                .filter(|m| {
+                    let need = device_need(m.shape.gpu.1);
+                    f >= need
+                        && st.free.iter().filter(|&&x| x >= need).count() >= m.shape.gpu.0 as usize
+                })
+                .collect();
+            let cpu = |m: &TypicalPod| m.shape.milli_cpu <= st.free_cpu;
+            let class = if allowed.is_empty() {
+                &mut b.model
+            } else if fit.is_empty() {
+                &mut b.shape
+            } else if !fit.iter().any(|m| cpu(m)) {
+                &mut b.cpu
+            } else if !fit.iter().any(|m| cpu(m) && m.memory <= st.free_memory) {
+                &mut b.memory
+            } else {
+                &mut b.usable
+            };
+            *class += u64::from(f);
+            b.free += u64::from(f);
+        }
+    }
+    out
+}
+
+/// Why a pod fitted no node, judged on its GPU, CPU and memory requests alone (the checks the
+/// openb pods meet: `NodeResourcesFit` and `GpuShare`); the first that holds of:
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FailureCause {
+    /// The nodes of the GPU models it may use have less free GPU in all than it asks for.
+    GpuExhausted,
+    /// They have enough free GPU in all, but no node has the devices with room for it
+    /// (fragmented).
+    GpuFragmented,
+    /// Some node has the devices, but none of those has its CPU.
+    Cpu,
+    /// Some node has the devices and the CPU, none of those also its memory.
+    Memory,
+    /// A node has the devices, CPU and memory: another check failed it (pods per node,
+    /// taints, …).
+    Other,
+}
+
+impl FailureCause {
+    /// Every cause, in declaration order.
+    pub const ALL: [FailureCause; 5] = [
+        FailureCause::GpuExhausted,
+        FailureCause::GpuFragmented,
+        FailureCause::Cpu,
+        FailureCause::Memory,
+        FailureCause::Other,
+    ];
+
+    /// Short name (`gpu-exhausted`, `gpu-fragmented`, `cpu`, `memory`, `other`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureCause::GpuExhausted => "gpu-exhausted",
+            FailureCause::GpuFragmented => "gpu-fragmented",
+            FailureCause::Cpu => "cpu",
+            FailureCause::Memory => "memory",
+            FailureCause::Other => "other",
+        }
+    }
+}
+
+/// [`FailureCause`] of `pod` on `snapshot` (the state when it failed).
+pub fn failure_cause(snapshot: &Snapshot, pod: &PodInfo) -> FailureCause {
+    let models = crate::model::typical_pods::pod_gpu_models(pod);
+    let mut free_total = 0u64;
+    let (mut devices, mut cpu, mut memory) = (false, false, false);
+    let mut buf = Vec::new();
+    for n in snapshot.nodes() {
+        let st = NodeGpuState::of(n, &mut buf);
+        if pod.gpu.count > 0 {
+            if !model_allows(models.as_ref(), st.model) {
+                continue;
+            }
+            free_total += st.free.iter().map(|&f| u64::from(f)).sum::<u64>();
+            let need = device_need(pod.gpu.milli);
+            if st.free.iter().filter(|&&f| f >= need).count() < pod.gpu.count as usize {
+                continue;
+            }
+        }
+        devices = true;
+        if pod.requests.milli_cpu > st.free_cpu {
+            continue;
+        }
+        cpu = true;
+        if pod.requests.memory > st.free_memory {
+            continue;
+        }
+        memory = true;
+    }
+    if !devices {
+        if free_total < gpu_request_milli(pod) {
+            FailureCause::GpuExhausted
+        } else {
+            FailureCause::GpuFragmented
+        }
+    } else if !cpu {
+        FailureCause::Cpu
+    } else if !memory {
+        FailureCause::Memory
+    } else {
+        FailureCause::Other
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -585,5 +792,96 @@ mod tests {
         write_timeline_csv(&mut csv, &rows).unwrap();
         let csv = String::from_utf8(csv).unwrap();
         assert_eq!(csv.lines().nth(1), Some("default/p-c,500,500,3000,875.0"));
+    }
+
+    /// Worked example of the diagnosis. Typical pods (each 1/3): A, 4 cores and 8 GiB with a
+    /// whole V100; B, 1 core and 1 GiB with 500 milli of a V100; C, CPU only. Nodes (V100 unless
+    /// said):
+    /// * `k80`: a K80 model, 2 idle devices: neither A nor B may use it → `model` 2000;
+    /// * `frag`: devices free 300 and 1000, room to spare: the 300 fits neither A nor B →
+    ///   `shape` 300; A fits the idle one → `usable` 1000;
+    /// * `cpu`: one idle device, 500 millicores free: A and B fit the device, neither has its
+    ///   CPU → `cpu` 1000;
+    /// * `mem`: one idle device, 8 cores but 512 MiB free: A and B lack memory → `memory` 1000.
+    #[test]
+    fn unallocated_breakdown_and_failure_causes_worked_example() {
+        use crate::framework::plugins::gpu_frag::PodShape;
+        use crate::framework::plugins::testutil::{node, pod, term};
+        use crate::model::{LABEL_GPU_MODEL, RESOURCE_GPU, RESOURCE_GPU_MILLI};
+
+        let v100 = Some(vec!["V100".to_string()]);
+        let shape = |cpu: i64, gpu: (u32, u32), models: Option<Vec<String>>| PodShape {
+            milli_cpu: cpu,
+            gpu,
+            models,
+        };
+        let tp = TypicalPods::from_counts(vec![
+            (shape(4000, (1, 1000), v100.clone()), 1, 8 << 30),
+            (shape(1000, (1, 500), v100.clone()), 1, 1 << 30),
+            (shape(1000, (0, 0), None), 1, 1 << 30),
+        ]);
+        let gpu_node = |name: &str, model: &str, cpu: &str, mem: &str, gpus: &str| {
+            node(name)
+                .allocatable(&[
+                    ("cpu", cpu),
+                    ("memory", mem),
+                    ("pods", "110"),
+                    (RESOURCE_GPU, gpus),
+                ])
+                .label(LABEL_GPU_MODEL, model)
+        };
+        let mut snapshot = Snapshot::new();
+        for n in [
+            gpu_node("k80", "K80", "8", "64Gi", "2").info(),
+            gpu_node("frag", "V100", "32", "64Gi", "2")
+                .info_with(&[pod("a").container(&[("cpu", "1"), (RESOURCE_GPU_MILLI, "700")])]),
+            gpu_node("cpu", "V100", "8", "64Gi", "1")
+                .info_with(&[pod("b").container(&[("cpu", "7500m")])]),
+            gpu_node("mem", "V100", "8", "16Gi", "1")
+                .info_with(&[pod("c").container(&[("cpu", "1"), ("memory", "15872Mi")])]),
+        ] {
+            snapshot.add_node(n).unwrap();
+        }
+        let b = unallocated_breakdown(&snapshot, &tp);
+        assert_eq!(
+            b,
+            UnallocatedBreakdown {
+                capacity: 6000,
+                free: 5300,
+                model: 2000,
+                shape: 300,
+                cpu: 1000,
+                memory: 1000,
+                usable: 1000,
+            }
+        );
+
+        let by_model = unallocated_by_model(&snapshot, &tp);
+        assert_eq!(by_model.len(), 2);
+        assert_eq!(by_model["K80"].model, 2000);
+        assert_eq!(by_model["K80"].capacity, 2000);
+        assert_eq!(by_model["V100"].free, 3300);
+
+        let gpus = |n: &str| pod("p").container(&[("cpu", "1"), (RESOURCE_GPU, n)]);
+        let cause = |p: PodInfo| failure_cause(&snapshot, &p);
+        // 8 whole GPUs: 5,300 milli free in all.
+        assert_eq!(cause(gpus("8").info()), FailureCause::GpuExhausted);
+        // 3: enough in all, no node has three idle devices.
+        assert_eq!(cause(gpus("3").info()), FailureCause::GpuFragmented);
+        // 2 on a V100: 3,300 free on the V100 nodes, none has two idle devices (k80 does).
+        let on_v100 =
+            gpus("2").required_affinity(vec![term(&[(LABEL_GPU_MODEL, "In", &["V100"])])]);
+        assert_eq!(cause(on_v100.info()), FailureCause::GpuFragmented);
+        assert_eq!(cause(gpus("2").info()), FailureCause::Other);
+        // One GPU with 40 cores: every node has an idle device, none 40 cores.
+        let big_cpu = pod("p").container(&[("cpu", "40"), (RESOURCE_GPU, "1")]);
+        assert_eq!(cause(big_cpu.info()), FailureCause::Cpu);
+        let big_mem = pod("p").container(&[("cpu", "1"), ("memory", "100Gi"), (RESOURCE_GPU, "1")]);
+        assert_eq!(cause(big_mem.info()), FailureCause::Memory);
+        // A CPU-only pod asks for no device: only CPU and memory count.
+        assert_eq!(
+            cause(pod("p").container(&[("cpu", "64")]).info()),
+            FailureCause::Cpu
+        );
     }
 }
