@@ -70,6 +70,8 @@ struct NodeStats {
     prefer_no_schedule: usize,
     /// Nodes with a non-empty `preferAvoidPods` annotation.
     prefer_avoid_pods: usize,
+    /// Each distinct `NoSchedule`/`NoExecute` taint of the nodes, with how many nodes carry it.
+    filter_taints: HashMap<crate::model::Taint, usize>,
 }
 
 impl NodeStats {
@@ -87,6 +89,26 @@ impl NodeStats {
         }
         if !n.prefer_avoid_pods.is_empty() {
             step(&mut self.prefer_avoid_pods);
+        }
+        for t in n.taints.iter().filter(|t| {
+            matches!(
+                t.effect,
+                Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
+            )
+        }) {
+            match self.filter_taints.get_mut(t) {
+                Some(c) if add => *c += 1,
+                Some(c) => {
+                    *c = c.saturating_sub(1);
+                    if *c == 0 {
+                        self.filter_taints.remove(t);
+                    }
+                }
+                None if add => {
+                    self.filter_taints.insert(t.clone(), 1);
+                }
+                None => {}
+            }
         }
         for (name, size) in &n.images {
             if add {
@@ -157,9 +179,9 @@ impl Snapshot {
     }
 
     /// [`Snapshot::columns`] as the shared pointer the parallel column scan hands to its
-    /// helper threads. The snapshot's own mutations copy the columns first when a clone of this
-    /// pointer is still alive (the scan drops its clones before the search returns, so this
-    /// happens only when a helper thread was held up past it).
+    /// helper threads (as a `Weak`: a helper holds it only while it scans a part). The
+    /// snapshot's own mutations copy the columns first when a clone of this pointer is still
+    /// alive, which happens only when a helper was held up in the middle of a part.
     pub fn shared_columns(&self) -> &Arc<NodeColumns> {
         &self.cols
     }
@@ -389,6 +411,18 @@ impl Snapshot {
     /// some node has it.
     pub fn image_state(&self, name: &str) -> Option<ImageStateSummary> {
         self.stats.images.get(name).copied()
+    }
+
+    /// Whether no toleration of `pod` tolerates any `NoSchedule`/`NoExecute` taint of the
+    /// nodes: then TaintToleration rejects every node that has such a taint (the dense scan's
+    /// quick reject). Costs the distinct taints times the pod's tolerations.
+    pub fn tolerates_no_filter_taint(&self, pod: &PodInfo) -> bool {
+        pod.tolerations.is_empty()
+            || !self
+                .stats
+                .filter_taints
+                .keys()
+                .any(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)))
     }
 
     /// Number of nodes with at least one `PreferNoSchedule` taint.

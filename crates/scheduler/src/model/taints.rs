@@ -23,7 +23,7 @@ impl TaintEffect {
 }
 
 /// A node taint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Taint {
     /// Taint key.
     pub key: String,

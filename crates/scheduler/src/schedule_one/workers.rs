@@ -208,8 +208,8 @@ pub(super) trait PartJob: Send + Sync {
     /// Who computes which part.
     fn claims(&self) -> &Claims;
     /// Computes part `i` into the job's output for it (called by the one worker that
-    /// claimed it).
-    fn run_part(&self, i: usize);
+    /// claimed it); false when the job is over (the part is left undone).
+    fn run_part(&self, i: usize) -> bool;
 }
 
 /// Per part of a job: free, claimed, or done (its output written). Each part is claimed
@@ -386,7 +386,9 @@ fn helper_loop(s: &Shared) {
         if let Some(job) = job {
             let claims = job.claims();
             while let Some(i) = claims.claim_back() {
-                job.run_part(i);
+                if !job.run_part(i) {
+                    break;
+                }
                 claims.set_done(i);
             }
         }
@@ -449,8 +451,9 @@ mod tests {
         fn claims(&self) -> &Claims {
             &self.claims
         }
-        fn run_part(&self, i: usize) {
+        fn run_part(&self, i: usize) -> bool {
             self.runs[i].fetch_add(1, Ordering::Relaxed);
+            true
         }
     }
 
@@ -469,7 +472,7 @@ mod tests {
                 assert_eq!(offered, count > 1);
                 for i in 0..7 {
                     if job.claims.claim(i) {
-                        job.run_part(i);
+                        assert!(job.run_part(i));
                         job.claims.set_done(i);
                     } else {
                         assert!(job.claims.wait_done(i, Duration::from_secs(5)));
