@@ -111,8 +111,10 @@ impl NodeStats {
 #[derive(Debug, Default, Clone)]
 pub struct Snapshot {
     nodes: Vec<NodeInfo>,
-    /// The scan columns, one entry per node (same index as `nodes`).
-    cols: NodeColumns,
+    /// The scan columns, one entry per node (same index as `nodes`); shared with the scan
+    /// helpers during a search (copy-on-write: a mutation while a helper still holds them copies
+    /// them, see [`Snapshot::shared_columns`]).
+    cols: Arc<NodeColumns>,
     index: HashMap<String, u32>,
     zones: Vec<(String, Vec<u32>)>,
     order: Vec<u32>,
@@ -154,6 +156,14 @@ impl Snapshot {
         &self.cols
     }
 
+    /// [`Snapshot::columns`] as the shared pointer the parallel column scan hands to its
+    /// helper threads. The snapshot's own mutations copy the columns first when a clone of this
+    /// pointer is still alive (the scan drops its clones before the search returns, so this
+    /// happens only when a helper thread was held up past it).
+    pub fn shared_columns(&self) -> &Arc<NodeColumns> {
+        &self.cols
+    }
+
     /// True when every node's column entries equal those computed from its NodeInfo, the
     /// reciprocals included (an invariant every mutation keeps; checked by the scheduling cycle
     /// in debug builds).
@@ -166,7 +176,7 @@ impl Snapshot {
 
     /// Rewrite node `i`'s column entries after a change of the node or its pods.
     fn refresh(&mut self, i: usize) {
-        self.cols.set(i, &NodeHot::of(&self.nodes[i]));
+        Arc::make_mut(&mut self.cols).set(i, &NodeHot::of(&self.nodes[i]));
         self.refresh_affinity_index(i as u32);
     }
 
@@ -247,7 +257,7 @@ impl Snapshot {
             Some((_, members)) => members.push(idx),
             None => self.zones.push((node.zone.clone(), vec![idx])),
         }
-        self.cols.push(&NodeHot::of(&node));
+        Arc::make_mut(&mut self.cols).push(&NodeHot::of(&node));
         self.stats.account(&node, true);
         self.nodes.push(node);
         // A NodeInfo that already holds pods (e.g. a clone) must enter the affinity indexes.
@@ -317,7 +327,7 @@ impl Snapshot {
         self.zone_remove(&zone, i);
         let removed = self.nodes.swap_remove(i as usize);
         self.stats.account(&removed, false);
-        self.cols.swap_remove(i as usize);
+        Arc::make_mut(&mut self.cols).swap_remove(i as usize);
         let last = self.nodes.len() as u32;
         self.nodes_with_affinity.remove(&i);
         self.nodes_with_required_anti_affinity.remove(&i);

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
-use kube::api::{Api, PostParams};
+use kube::api::PostParams;
 use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
@@ -218,17 +218,8 @@ async fn bind(
     if let Err(e) = guard.check() {
         return BindResult::NotLeading(e.to_string());
     }
-    let api = Api::<core::Pod>::namespaced(client.clone(), &pod.namespace);
-    match api
-        .create_subresource::<_, kube::core::Status>(
-            "binding",
-            &pod.name,
-            &PostParams::default(),
-            &binding,
-        )
-        .await
-    {
-        Ok(_) => BindResult::Bound,
+    match post_binding(client, pod, &binding).await {
+        Ok(()) => BindResult::Bound,
         Err(kube::Error::Api(s)) if s.code == 409 && s.message.contains("already assigned") => {
             // `pod X is already assigned to node "Y"`: to the node we chose, the Binding we
             // wanted is in place (a retry whose first attempt was applied but unanswered).
@@ -244,6 +235,21 @@ async fn bind(
         Err(kube::Error::Api(s)) => BindResult::Failed(s.message),
         Err(e) => BindResult::Failed(e.to_string()),
     }
+}
+
+/// `POST /api/v1/namespaces/{ns}/pods/{name}/binding` with `binding`: the request
+/// `Api::create_subresource` sends, without decoding the answer of a success (the API server's
+/// `Status` of a created Binding, which nothing reads). A failure is the API's `Status`
+/// ([`kube::Error::Api`]), as from `Api::create_subresource`.
+async fn post_binding(client: &Client, pod: &PodInfo, binding: &core::Binding) -> kube::Result<()> {
+    let body = serde_json::to_vec(binding).map_err(kube::Error::SerdeError)?;
+    let url = <core::Pod as kube::Resource>::url_path(&(), Some(&pod.namespace));
+    let mut req = kube::core::Request::new(url)
+        .create_subresource("binding", &pod.name, &PostParams::default(), body)
+        .map_err(kube::Error::BuildRequest)?;
+    // The request's name in the client's trace span, as `Api::create_subresource` names it.
+    req.extensions_mut().insert("create_subresource");
+    client.request_text(req).await.map(drop)
 }
 
 #[cfg(test)]

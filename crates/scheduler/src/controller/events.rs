@@ -53,35 +53,56 @@ pub const FINISH_PERIOD: Duration = FINISH_TIME;
 /// How often every open series is written again (client-go `refreshTime`).
 pub const REFRESH_PERIOD: Duration = Duration::from_secs(30 * 60);
 
-/// What makes two events the same series (client-go `eventKey`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct EventKey {
-    type_: String,
-    action: String,
-    reason: String,
-    reporting_controller: String,
-    reporting_instance: String,
-    related: Option<ObjectRefKey>,
-    regarding: ObjectRefKey,
-}
-
-type ObjectRefKey = (
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
+/// The fields that make two events the same series (client-go `eventKey`): type, action,
+/// reason, reportingController, reportingInstance (an unset one as empty), related and
+/// regarding (an unset `regarding` as an empty reference). Borrowed from the event, so that
+/// recording one copies no string.
+type KeyParts<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<RefParts<'a>>,
+    RefParts<'a>,
 );
 
-fn ref_key(r: core::ObjectReference) -> ObjectRefKey {
+/// An `ObjectReference`'s fields in an event key: apiVersion, kind, namespace, name, uid,
+/// fieldPath.
+type RefParts<'a> = (
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
+fn ref_parts(r: &core::ObjectReference) -> RefParts<'_> {
     (
-        r.api_version,
-        r.kind,
-        r.namespace,
-        r.name,
-        r.uid,
-        r.field_path,
+        r.api_version.as_deref(),
+        r.kind.as_deref(),
+        r.namespace.as_deref(),
+        r.name.as_deref(),
+        r.uid.as_deref(),
+        r.field_path.as_deref(),
+    )
+}
+
+fn key_parts(e: &Event) -> KeyParts<'_> {
+    fn s(v: &Option<String>) -> &str {
+        v.as_deref().unwrap_or_default()
+    }
+    (
+        s(&e.type_),
+        s(&e.action),
+        s(&e.reason),
+        s(&e.reporting_controller),
+        s(&e.reporting_instance),
+        e.related.as_ref().map(ref_parts),
+        e.regarding
+            .as_ref()
+            .map_or((None, None, None, None, None, None), ref_parts),
     )
 }
 
@@ -108,19 +129,12 @@ pub enum EventWrite {
 /// The series cache (pure: time is passed in).
 #[derive(Debug, Default)]
 pub struct SeriesCache {
-    events: HashMap<EventKey, Cached>,
-}
-
-fn key_of(e: &Event) -> EventKey {
-    EventKey {
-        type_: e.type_.clone().unwrap_or_default(),
-        action: e.action.clone().unwrap_or_default(),
-        reason: e.reason.clone().unwrap_or_default(),
-        reporting_controller: e.reporting_controller.clone().unwrap_or_default(),
-        reporting_instance: e.reporting_instance.clone().unwrap_or_default(),
-        related: e.related.clone().map(ref_key),
-        regarding: ref_key(e.regarding.clone().unwrap_or_default()),
-    }
+    /// Cached events by the hash of their key ([`key_parts`]); events whose hashes collide
+    /// share a bucket and are told apart by their keys.
+    events: HashMap<u64, Vec<Cached>>,
+    /// Events cached (over every bucket).
+    len: usize,
+    hasher: std::hash::RandomState,
 }
 
 fn with_series(c: &Cached) -> Event {
@@ -138,8 +152,11 @@ impl SeriesCache {
     /// Record one occurrence of `event` at `now` (`wall` for the wire); returns the write
     /// to make, if any (`recordToSink`).
     pub fn record(&mut self, event: Event, now: Instant, wall: Timestamp) -> Option<EventWrite> {
-        let key = key_of(&event);
-        if let Some(c) = self.events.get_mut(&key) {
+        use std::hash::BuildHasher;
+        let key = key_parts(&event);
+        let hash = self.hasher.hash_one(key);
+        let bucket = self.events.entry(hash).or_default();
+        if let Some(c) = bucket.iter_mut().find(|c| key_parts(&c.event) == key) {
             return match &mut c.series {
                 Some((count, last, at)) => {
                     *count = count.saturating_add(1);
@@ -153,14 +170,12 @@ impl SeriesCache {
                 }
             };
         }
-        self.events.insert(
-            key,
-            Cached {
-                event: event.clone(),
-                first: now,
-                series: None,
-            },
-        );
+        bucket.push(Cached {
+            event: event.clone(),
+            first: now,
+            series: None,
+        });
+        self.len += 1;
         Some(EventWrite::Create(event))
     }
 
@@ -168,14 +183,18 @@ impl SeriesCache {
     /// cache; singletons that old are dropped (`finishSeries`).
     pub fn finish(&mut self, now: Instant) -> Vec<EventWrite> {
         let mut out = Vec::new();
-        self.events.retain(|_, c| match c.series {
-            Some((_, last, _)) if now.duration_since(last) >= FINISH_TIME => {
-                out.push(EventWrite::PatchSeries(with_series(c)));
-                false
-            }
-            Some(_) => true,
-            None => now.duration_since(c.first) < FINISH_TIME,
+        self.events.retain(|_, bucket| {
+            bucket.retain(|c| match c.series {
+                Some((_, last, _)) if now.duration_since(last) >= FINISH_TIME => {
+                    out.push(EventWrite::PatchSeries(with_series(c)));
+                    false
+                }
+                Some(_) => true,
+                None => now.duration_since(c.first) < FINISH_TIME,
+            });
+            !bucket.is_empty()
         });
+        self.len = self.events.values().map(Vec::len).sum();
         out
     }
 
@@ -183,6 +202,7 @@ impl SeriesCache {
     pub fn refresh(&self) -> Vec<EventWrite> {
         self.events
             .values()
+            .flatten()
             .filter(|c| c.series.is_some())
             .map(|c| EventWrite::PatchSeries(with_series(c)))
             .collect()
@@ -190,13 +210,35 @@ impl SeriesCache {
 
     /// Events cached.
     pub fn len(&self) -> usize {
-        self.events.len()
+        self.len
     }
 
     /// No event cached.
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.len == 0
     }
+}
+
+/// A pod named by its identity ([`EventRecorder::publish_for_pod_named`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PodIdentity<'a> {
+    /// `metadata.namespace`.
+    pub namespace: &'a str,
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// `metadata.uid` (empty: unknown).
+    pub uid: &'a str,
+    /// `spec.schedulerName` (empty: none).
+    pub scheduler_name: &'a str,
+}
+
+/// What an Event is about: its `regarding`, the name its own name starts with, its namespace,
+/// and the controller reporting it.
+struct About<'a> {
+    regarding: core::ObjectReference,
+    name: &'a str,
+    namespace: String,
+    controller: &'a str,
 }
 
 /// Writes Events for the scheduler: `reportingController` = scheduler name,
@@ -234,10 +276,16 @@ impl EventRecorder {
     /// The recorder for events about `pod`: reporting as the pod's `spec.schedulerName` (the
     /// profile that schedules it), or as this recorder's controller if it has none.
     pub fn for_pod(&self, pod: &core::Pod) -> EventRecorder {
-        match pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()) {
-            Some(name) if !name.is_empty() && name != self.controller => self.reporting_as(name),
-            _ => self.clone(),
+        match self.controller_for(pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref())) {
+            Some(name) => self.reporting_as(name),
+            None => self.clone(),
         }
+    }
+
+    /// The controller events about a pod with `spec.schedulerName` `scheduler_name` report as,
+    /// when it is another than this recorder's ([`EventRecorder::for_pod`]).
+    fn controller_for<'a>(&self, scheduler_name: Option<&'a str>) -> Option<&'a str> {
+        scheduler_name.filter(|name| !name.is_empty() && *name != self.controller)
     }
 
     fn cache(&self) -> MutexGuard<'_, SeriesCache> {
@@ -253,6 +301,24 @@ impl EventRecorder {
         action: &str,
         note: String,
     ) -> Event {
+        let about = About {
+            regarding: pod.object_ref(&()),
+            name: &pod.name_any(),
+            namespace: pod.namespace().unwrap_or_else(|| "default".into()),
+            controller: &self.controller,
+        };
+        self.event_about(about, type_, reason, action, note)
+    }
+
+    /// The Event for one occurrence regarding `about`.
+    fn event_about(
+        &self,
+        about: About<'_>,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) -> Event {
         let mut note = note;
         if note.len() > EVENT_NOTE_MAX {
             let mut cut = EVENT_NOTE_MAX;
@@ -261,12 +327,11 @@ impl EventRecorder {
             }
             note.truncate(cut);
         }
-        let ns = pod.namespace().unwrap_or_else(|| "default".into());
         let now = Timestamp::now();
         Event {
             metadata: ObjectMeta {
-                name: Some(format!("{}.{:x}", pod.name_any(), now.as_nanosecond())),
-                namespace: Some(ns),
+                name: Some(format!("{}.{:x}", about.name, now.as_nanosecond())),
+                namespace: Some(about.namespace),
                 ..Default::default()
             },
             event_time: Some(MicroTime(now)),
@@ -274,10 +339,49 @@ impl EventRecorder {
             reason: Some(reason.into()),
             note: Some(note),
             type_: Some(type_.into()),
-            regarding: Some(pod.object_ref(&())),
-            reporting_controller: Some(self.controller.clone()),
+            regarding: Some(about.regarding),
+            reporting_controller: Some(about.controller.to_owned()),
             reporting_instance: Some(self.instance.clone()),
             ..Default::default()
+        }
+    }
+
+    /// [`EventRecorder::for_pod`] then [`EventRecorder::publish`] for a pod known by its
+    /// identity alone (the `Scheduled` event of a pod just bound): `regarding` is
+    /// `v1/Pod namespace/name` with `uid` (none when empty), as kube's `object_ref` of that
+    /// pod's object, and nothing is cloned or decoded beyond the Event itself.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn publish_for_pod_named<A, F>(
+        &self,
+        pod: PodIdentity<'_>,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: String,
+        admit: A,
+    ) where
+        A: FnMut() -> F,
+        F: Future<Output = bool>,
+    {
+        let about = About {
+            regarding: core::ObjectReference {
+                api_version: Some(<core::Pod as Resource>::api_version(&()).into_owned()),
+                kind: Some(<core::Pod as Resource>::kind(&()).into_owned()),
+                name: Some(pod.name.to_owned()),
+                namespace: Some(pod.namespace.to_owned()),
+                uid: (!pod.uid.is_empty()).then(|| pod.uid.to_owned()),
+                ..Default::default()
+            },
+            name: pod.name,
+            namespace: pod.namespace.to_owned(),
+            controller: self
+                .controller_for(Some(pod.scheduler_name))
+                .unwrap_or(&self.controller),
+        };
+        let ev = self.event_about(about, type_, reason, action, note);
+        let write = self.cache().record(ev, Instant::now(), Timestamp::now());
+        if let Some(w) = write {
+            self.write(w, admit).await;
         }
     }
 

@@ -307,11 +307,19 @@ pub(super) async fn record_scheduled(
     pod: &PodInfo,
     node: &str,
 ) {
-    let note = format!("Successfully assigned {} to {}", pod.key(), node);
-    let object = object_of(pod);
+    let note = format!(
+        "Successfully assigned {}/{} to {node}",
+        pod.namespace, pod.name
+    );
+    // The pod's identity is all the Event names: no `v1.Pod` is built or decoded for it.
+    let identity = events::PodIdentity {
+        namespace: &pod.namespace,
+        name: &pod.name,
+        uid: &pod.uid,
+        scheduler_name: &pod.scheduler_name,
+    };
     recorder
-        .for_pod(&object)
-        .publish(&object, "Normal", "Scheduled", "Binding", note, || {
+        .publish_for_pod_named(identity, "Normal", "Scheduled", "Binding", note, || {
             admit(event_limiter, guard)
         })
         .await;

@@ -177,6 +177,23 @@ fn random_pod(r: &mut Rng, name: &str) -> PodB {
     p
 }
 
+/// A pod the dense scan takes (cpu and memory, sometimes a host port or a toleration of the
+/// `dedicated` taint): no GPU, no affinity, no spread.
+fn plain_pod(r: &mut Rng, name: &str) -> PodB {
+    let cpu = format!("{}m", 50 + r.below(1500));
+    let mem = format!("{}Mi", 32 + r.below(2000));
+    let mut p = pod(name)
+        .label("app", r.pick(APPS))
+        .container(&[("cpu", cpu.as_str()), ("memory", mem.as_str())]);
+    if r.chance(4) {
+        p = p.host_port("", "TCP", 8080);
+    }
+    if r.chance(3) {
+        p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule");
+    }
+    p
+}
+
 /// The reference: feasible nodes (snapshot order), failed nodes' reasons, and each feasible
 /// node's weighted total.
 struct Reference {
@@ -527,6 +544,76 @@ fn one_zone_dense_scan_agrees_with_the_reference_over_many_seeds() {
         let fwk = Framework::from_policy(policy).unwrap();
         for seed in 0..seeds() {
             run_seed_in(&fwk, 30_000 + 10_000 * k as u64 + seed, true);
+        }
+    }
+}
+
+/// Clusters of several chunks in one zone, so the dense scan runs in rounds of several chunks
+/// on the workers (`dense_round`: the scan helpers take chunks from the back, the calling
+/// thread from the front, and a chunk a helper has not finished is scanned again by the
+/// caller): the same node, totals and error with 1, 2 and 3 workers, with every node scored and
+/// with the adaptive percentage, and with a caller that never waits for a helper.
+#[test]
+fn dense_rounds_on_the_workers_agree_with_one_worker() {
+    let sample = crate::policy::parse_policy(
+        "config/policy-config-file.json",
+        include_str!("../../../../config/policy-config-file.json"),
+    )
+    .unwrap()
+    .resolved
+    .with_feature_gates(&crate::policy::FeatureGates::default());
+    let fwk = Framework::from_policy(&sample).unwrap();
+    for seed in 0..4u64 {
+        let mut r = Rng::new(40_000 + seed);
+        let n_nodes = 600 + r.below(900) as usize;
+        let nodes: Vec<NodeB> = (0..n_nodes).map(|i| one_zone_node(&mut r, i)).collect();
+        let names: Vec<String> = (0..n_nodes).map(|i| format!("n{i:02}")).collect();
+        let running: Vec<PodB> = (0..r.below(n_nodes as u64))
+            .map(|k| {
+                let node_name = names[r.below(n_nodes as u64) as usize].clone();
+                random_pod(&mut r, &format!("run{k}")).node(&node_name)
+            })
+            .collect();
+        let mut snap = snapshot(nodes, &running);
+        assert!(snap.order_is_index(), "seed {seed}");
+        for pct in [100, 0] {
+            let mut algos: Vec<Algorithm> = (0..5).map(|_| Algorithm::new(pct, seed)).collect();
+            for (a, w) in algos.iter_mut().zip([1, 2, 3, 2, 8]) {
+                a.set_workers_exactly(w);
+            }
+            algos[3].search.impatient = true;
+            for k in 0..16 {
+                let name = format!("p{k}");
+                let p = if k % 2 == 0 {
+                    plain_pod(&mut r, &name)
+                } else {
+                    random_pod(&mut r, &name)
+                }
+                .info();
+                let at = format!("seed {seed} pct {pct} pod {k}");
+                let results: Vec<_> = algos
+                    .iter_mut()
+                    .map(|a| a.schedule(&fwk, &snap, &p, false))
+                    .collect();
+                for (j, res) in results.iter().enumerate().skip(1) {
+                    assert_eq!(&results[0], res, "{at}: algorithm {j}");
+                    if res.is_ok() {
+                        assert_eq!(algos[0].scoring.totals, algos[j].scoring.totals, "{at}");
+                    }
+                }
+                if let Ok(b) = &results[0] {
+                    snap.add_pod(Arc::new(p), Some(&b.node), Some(b.gpu_indexes.clone()))
+                        .unwrap();
+                }
+            }
+            assert_eq!(algos[0].search.dense_rounds, 0);
+            for a in &algos[1..] {
+                assert!(
+                    a.search.dense_rounds >= 5,
+                    "seed {seed}: {}",
+                    a.search.dense_rounds
+                );
+            }
         }
     }
 }

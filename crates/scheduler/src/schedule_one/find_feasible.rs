@@ -23,18 +23,19 @@
 //!   extenders). `Error` statuses are recorded at once.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::error::{FitError, NodeStatuses, ScheduleError};
 use super::select_host::Top;
-use super::workers::Workers;
+use super::workers::{Claims, PartJob, Workers};
 use crate::extender::{self, Extender};
 use crate::framework::plugins::node_resources_columns::{
     ScoreInput, floor_small, least_balanced_f64, small_to_i64,
 };
 use crate::framework::{Code, CycleState, FastCheck, Framework, HotScorer, NominatedPods, Status};
 use crate::model::{NodeInfo, PodInfo};
-use crate::snapshot::{NodeHot, Snapshot};
+use crate::snapshot::{NodeColumns, NodeHot, Snapshot};
 
 /// Below this many nodes every node is searched (`minFeasibleNodesToFind`).
 pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
@@ -131,6 +132,14 @@ pub(super) struct Search {
     own: Vec<FastCheck>,
     /// The chunks of one round of the search, filtered by the workers.
     chunks: Vec<Chunk>,
+    /// The column scan offered to the scan helpers ([`dense_round`]), reused across rounds.
+    job: Arc<DenseJob>,
+    /// Tests: the caller never waits for a helper's chunk (it scans again those not done).
+    #[cfg(test)]
+    pub(super) impatient: bool,
+    /// Tests: rounds run by [`dense_round`].
+    #[cfg(test)]
+    pub(super) dense_rounds: usize,
 }
 
 /// One chunk of the search order: its nodes before filtering, then those that passed, and the
@@ -324,9 +333,28 @@ impl Search {
                 from += take;
                 rest -= take;
             }
-            workers.run(&mut self.chunks[..round], |_, c| {
-                strategy.filter(&shared, c)
-            });
+            match strategy {
+                Strategy::Dense(d) if round > 1 && workers.count() > 1 => {
+                    #[cfg(not(test))]
+                    let impatient = false;
+                    #[cfg(test)]
+                    let impatient = {
+                        self.dense_rounds += 1;
+                        self.impatient
+                    };
+                    dense_round(
+                        &mut self.job,
+                        &mut self.chunks[..round],
+                        d,
+                        &shared,
+                        workers,
+                        impatient,
+                    );
+                }
+                _ => workers.run(&mut self.chunks[..round], |_, c| {
+                    strategy.filter(&shared, c)
+                }),
+            }
             for c in &mut self.chunks[..round] {
                 let take = c.take;
                 if !filters.nominated.is_empty() {
@@ -693,16 +721,26 @@ impl Dense {
         })
     }
 
+    /// [`Dense::scan`] over `state.len()` nodes from `first`, wrapping to node 0 after the last.
+    fn scan_from(&self, cols: &NodeColumns, first: usize, state: &mut [u8], totals: &mut [i64]) {
+        let len = state.len();
+        let a = len.min(cols.len().saturating_sub(first));
+        self.scan(cols, first, &mut state[..a], &mut totals[..a]);
+        if a < len {
+            self.scan(cols, 0, &mut state[a..], &mut totals[a..len]);
+        }
+    }
+
+    /// Whether every node of a scan's `state` passed and (when `scoring`) has its exact score.
+    fn all_pass(scoring: bool, state: &[u8]) -> bool {
+        let full = if scoring { 3 } else { 1 };
+        state.iter().all(|&s| s & full == full)
+    }
+
     /// Nodes `lo..lo + state.len()`: `state[k]` bit 1 when node `lo + k` passes the check, bit
     /// 2 when `totals[k]` holds its exact fused score (else the node needs the exact path).
     #[inline(never)]
-    fn scan(
-        &self,
-        cols: &crate::snapshot::NodeColumns,
-        lo: usize,
-        state: &mut [u8],
-        totals: &mut [i64],
-    ) {
+    fn scan(&self, cols: &NodeColumns, lo: usize, state: &mut [u8], totals: &mut [i64]) {
         let len = state.len();
         let hi = lo + len;
         let totals = &mut totals[..len];
@@ -752,24 +790,33 @@ impl Dense {
 /// [`filter_with_fast_check`] by [`Dense::scan`]: the same verdicts, statuses and totals. The
 /// chunk's nodes are consecutive indexes from its first, wrapping to 0 after the last node.
 fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
-    let cols = filters.snapshot.columns();
-    let n = cols.len();
     let len = c.nodes.len();
     let mut state = [0u8; CHUNK];
     let mut sums = [0i64; CHUNK];
     if let Some(&first) = c.nodes.first() {
-        let first = first as usize;
-        let a = len.min(n - first);
-        d.scan(cols, first, &mut state[..a], &mut sums[..a]);
-        if a < len {
-            d.scan(cols, 0, &mut state[a..len], &mut sums[a..len]);
-        }
+        d.scan_from(
+            filters.snapshot.columns(),
+            first as usize,
+            &mut state[..len],
+            &mut sums[..len],
+        );
     }
+    compact_dense(filters, d, c, &state[..len], &sums[..len]);
+}
+
+/// The verdicts of [`Dense::scan_from`] on chunk `c` (`state` and `sums` per node of the
+/// chunk) into the chunk: the nodes that pass stay, with their totals; the others run the
+/// filters ([`filter_one_failing_fast_check`]); a node that passes without an exact fused
+/// score gets it from the exact path.
+fn compact_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk, state: &[u8], sums: &[i64]) {
+    let cols = filters.snapshot.columns();
+    let len = c.nodes.len();
+    debug_assert!(state.len() == len && sums.len() == len);
     debug_assert!(
         c.nodes
             .iter()
             .enumerate()
-            .all(|(k, &ni)| ni as usize == (c.nodes[0] as usize + k) % n)
+            .all(|(k, &ni)| ni as usize == (c.nodes[0] as usize + k) % cols.len())
     );
     let (cpu, mem) = (filters.pod.score_milli_cpu, filters.pod.score_memory);
     let scoring = d.score.is_some();
@@ -781,10 +828,9 @@ fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
         ..
     } = c;
     // Every node passed and has its score (the usual case): nothing to compact.
-    let full = if scoring { 3 } else { 1 };
-    if state[..len].iter().all(|&s| s & full == full) {
+    if Dense::all_pass(scoring, state) {
         if scoring {
-            totals.extend_from_slice(&sums[..len]);
+            totals.extend_from_slice(sums);
         }
         c.top = Top::of(&c.totals);
         return;
@@ -808,6 +854,135 @@ fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
     }
     chunk.truncate(kept);
     c.top = Top::of(&c.totals);
+}
+
+/// How long the caller waits for a part a scan helper claimed, when it has not timed a part
+/// of its own yet.
+const DEFAULT_PATIENCE: Duration = Duration::from_micros(20);
+
+/// One part's [`Dense::scan_from`] output, written by the worker that claimed the part.
+struct ScanOut {
+    state: [u8; CHUNK],
+    sums: [i64; CHUNK],
+}
+
+/// A round of the dense scan offered to the scan helpers: it shares the columns and owns its
+/// outputs, so a helper needs nothing from the cycle's stack.
+#[derive(Default)]
+struct DenseJob {
+    /// The snapshot's columns, while a round is on offer.
+    cols: Option<Arc<NodeColumns>>,
+    dense: Option<Dense>,
+    /// Per part (a chunk of the round): its first node index and its length.
+    parts: Vec<(usize, usize)>,
+    claims: Claims,
+    outs: Vec<Mutex<Box<ScanOut>>>,
+}
+
+impl PartJob for DenseJob {
+    fn claims(&self) -> &Claims {
+        &self.claims
+    }
+
+    fn run_part(&self, i: usize) {
+        let (Some(cols), Some(d)) = (&self.cols, self.dense) else {
+            return;
+        };
+        let (first, len) = self.parts[i];
+        let mut out = self.outs[i].lock().unwrap_or_else(|p| p.into_inner());
+        let ScanOut { state, sums } = &mut **out;
+        d.scan_from(cols, first, &mut state[..len], &mut sums[..len]);
+    }
+}
+
+/// One round of [`Strategy::Dense`] on the workers: the chunks' column scans are offered to
+/// the scan helpers ([`Workers::publish`]); the calling thread claims chunks from the front and
+/// filters them whole ([`filter_dense`]), and compacts the helpers' scans
+/// ([`compact_dense`]) in chunk order. A chunk a helper claimed but has not finished within
+/// twice the time the caller took for one of its own is scanned again by the caller (the same
+/// result), so the caller never waits on a helper that was not scheduled.
+fn dense_round(
+    slot: &mut Arc<DenseJob>,
+    chunks: &mut [Chunk],
+    d: Dense,
+    filters: &ChunkFilters<'_>,
+    workers: &Workers,
+    impatient: bool,
+) {
+    if Arc::get_mut(slot).is_none() {
+        // A helper held up past the last round still holds it: start another.
+        *slot = Arc::default();
+    }
+    let Some(job) = Arc::get_mut(slot) else {
+        for c in chunks.iter_mut() {
+            filter_dense(filters, d, c);
+        }
+        return;
+    };
+    job.cols = Some(Arc::clone(filters.snapshot.shared_columns()));
+    job.dense = Some(d);
+    job.parts.clear();
+    job.parts.extend(
+        chunks
+            .iter()
+            .map(|c| (c.nodes.first().map_or(0, |&f| f as usize), c.nodes.len())),
+    );
+    job.claims.reset(chunks.len());
+    if job.outs.len() < chunks.len() {
+        job.outs.resize_with(chunks.len(), || {
+            Mutex::new(Box::new(ScanOut {
+                state: [0; CHUNK],
+                sums: [0; CHUNK],
+            }))
+        });
+    }
+    let offered = workers.publish(Arc::clone(slot) as Arc<dyn PartJob>);
+    let job: &DenseJob = slot;
+    let mut patience: Option<Duration> = None;
+    for (i, c) in chunks.iter_mut().enumerate() {
+        if job.claims.claim(i) {
+            let t = Instant::now();
+            filter_dense(filters, d, c);
+            patience = Some(patience.unwrap_or_default().max(2 * t.elapsed()));
+        } else if job.claims.wait_done(
+            i,
+            match patience {
+                _ if impatient => Duration::ZERO,
+                Some(p) => p,
+                None => DEFAULT_PATIENCE,
+            },
+        ) {
+            let out = job.outs[i].lock().unwrap_or_else(|p| p.into_inner());
+            let len = c.nodes.len();
+            compact_dense(filters, d, c, &out.state[..len], &out.sums[..len]);
+        } else {
+            filter_dense(filters, d, c);
+        }
+    }
+    if offered {
+        workers.retract();
+    }
+    release(slot);
+}
+
+/// Drops the round's columns from the job once no helper holds it (briefly waiting for one
+/// that is dropping it), or leaves the job to the helper that still does: the snapshot's
+/// columns are then unshared again unless a helper was held up.
+fn release(slot: &mut Arc<DenseJob>) {
+    let start = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if let Some(job) = Arc::get_mut(slot) {
+            job.cols = None;
+            return;
+        }
+        std::hint::spin_loop();
+        spins += 1;
+        if spins.is_multiple_of(64) && start.elapsed() >= DEFAULT_PATIENCE {
+            *slot = Arc::default();
+            return;
+        }
+    }
 }
 
 /// One pass with the combined fast check, scoring as it goes: nodes passing the check are
