@@ -487,11 +487,12 @@ fn keeps_objects(cfg: &RunConfig) -> bool {
 /// count from the pods held).
 fn counts_typical_pods(cfg: &RunConfig) -> bool {
     use crate::framework::plugins::{gpu_fgd, gpu_fgd_cpu};
-    const READERS: [&str; 4] = [
+    const READERS: [&str; 5] = [
         gpu_fgd::NAME,
         gpu_fgd::NAME_STRANDING,
         gpu_fgd::NAME_FINE,
         gpu_fgd_cpu::NAME,
+        gpu_fgd_cpu::NAME_INSTANCES,
     ];
     std::iter::once(&cfg.profile)
         .chain(cfg.other_profiles.iter().map(|p| &p.profile))
