@@ -98,6 +98,13 @@ const POLICIES: &[(&str, &str, Option<&str>, TieBreak)] = &[
         None,
         TieBreak::NodeOrder(0),
     ),
+    // Ours, second version: the fragment also counts CPU/memory stranding by instances.
+    (
+        "fgd-instances",
+        "FGD-Instances",
+        None,
+        TieBreak::NodeOrder(0),
+    ),
 ];
 
 /// Arrived workload grid of the results, % of GPU capacity.
@@ -121,7 +128,8 @@ struct Args {
     /// Traces, comma-separated (default: the paper's 17).
     #[arg(long, value_delimiter = ',')]
     traces: Vec<String>,
-    /// Policy file stems, comma-separated (default: the paper's six and ours, `fgd-cpu-packing`).
+    /// Policy file stems, comma-separated (default: the paper's six and ours, `fgd-cpu-packing` and
+    /// `fgd-instances`).
     #[arg(long, value_delimiter = ',')]
     policies: Vec<String>,
     /// Seeds as `FIRST-LAST`.

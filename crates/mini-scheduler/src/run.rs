@@ -112,7 +112,8 @@ pub struct RunArgs {
     #[arg(long, env = "MINI_SCHEDULER_PERCENTAGE_OF_NODES_TO_SCORE", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=100))]
     pub percentage_of_nodes_to_score: i32,
     /// parallelism: workers that filter and score the nodes of a cycle (kube-scheduler's
-    /// default 16; at most the machine's cores run at once; 1 = the scheduling thread alone).
+    /// default 16; at most the machine's cores less one run at once, the other is left to the
+    /// API traffic; 1 = the scheduling thread alone).
     /// Placements are the same for any value.
     #[arg(long, env = "MINI_SCHEDULER_PARALLELISM", default_value_t = scheduler::schedule_one::DEFAULT_PARALLELISM, value_parser = parse_parallelism)]
     pub parallelism: usize,

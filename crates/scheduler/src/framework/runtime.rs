@@ -163,6 +163,9 @@ pub fn new_score(name: &str, args: &PluginArgs) -> Option<Box<dyn ScorePlugin>> 
         plugins::gpu_fgd_cpu::NAME => {
             Box::new(plugins::gpu_fgd_cpu::GpuFragmentationCpuPacking::new())
         }
+        plugins::gpu_fgd_cpu::NAME_INSTANCES => {
+            Box::new(plugins::gpu_fgd_cpu::GpuFragmentationCpuPacking::instances())
+        }
         _ => return None,
     })
 }

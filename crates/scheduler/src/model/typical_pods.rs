@@ -101,6 +101,10 @@ pub struct TypicalPods {
     pub(crate) cpu_levels: Vec<i64>,
     /// Distinct memory requests of the typical pods, ascending.
     pub(crate) mem_levels: Vec<i64>,
+    /// `k ×` the CPU request of each typical pod, k = 1..=8, distinct, ascending.
+    pub(crate) cpu_multiples: Vec<i64>,
+    /// `k ×` the memory request of each typical pod, k = 1..=8, distinct, ascending.
+    pub(crate) mem_multiples: Vec<i64>,
 }
 
 impl TypicalPods {
@@ -152,9 +156,20 @@ impl TypicalPods {
         let mut mem_levels: Vec<i64> = pods.iter().map(|p| p.memory).collect();
         mem_levels.sort_unstable();
         mem_levels.dedup();
+        let multiples = |levels: &[i64]| {
+            let mut v: Vec<i64> = levels
+                .iter()
+                .flat_map(|&l| (1..=8).map(move |k| l.saturating_mul(k)))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
         TypicalPods {
             pods,
             generation: GENERATION.fetch_add(1, Ordering::Relaxed),
+            cpu_multiples: multiples(&cpu_levels),
+            mem_multiples: multiples(&mem_levels),
             cpu_levels,
             mem_levels,
         }

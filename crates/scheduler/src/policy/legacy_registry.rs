@@ -86,6 +86,10 @@ pub(super) const PRIORITIES: &[(&str, &str)] = &[
         "GpuFragmentationCpuPacking",
     ),
     ("GpuFragmentationFinePriority", "GpuFragmentationFine"),
+    (
+        "GpuFragmentationInstancesPriority",
+        "GpuFragmentationInstances",
+    ),
     ("GpuFragmentationPriority", "GpuFragmentation"),
     (
         "GpuFragmentationStrandingPriority",

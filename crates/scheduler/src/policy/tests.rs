@@ -148,7 +148,7 @@ fn unknown_priority_in_yaml() {
         e.ends_with(
             "? valid priorities: BalancedResourceAllocation, BestFitPriority, DotProductPriority, \
              EvenPodsSpreadPriority, GpuClusteringPriority, GpuFragmentationCpuPackingPriority, \
-             GpuFragmentationFinePriority, \
+             GpuFragmentationFinePriority, GpuFragmentationInstancesPriority, \
              GpuFragmentationPriority, \
              GpuFragmentationStrandingPriority, GpuPackingPriority, ImageLocalityPriority, \
              InterPodAffinityPriority, LeastRequestedPriority, \
@@ -1022,8 +1022,8 @@ fn every_plugin_the_tables_name_is_built() {
     for (plugin, _, _) in DEFAULT_PROVIDER_SCORES {
         assert!(new_score(plugin, &args).is_some(), "{plugin}");
     }
-    // 22 predicate pairs, 13 v1.22 priorities and the 8 GPU placement priorities.
-    assert_eq!(n, 22 + 13 + 8, "every (name, plugin) pair of the tables");
+    // 22 predicate pairs, 13 v1.22 priorities and the 9 GPU placement priorities.
+    assert_eq!(n, 22 + 13 + 9, "every (name, plugin) pair of the tables");
     // And the gate-on translation's plugin (SelectorSpreadPriority → PodTopologySpread).
     let gated = default_provider().with_feature_gates(&FeatureGates::default());
     crate::framework::Framework::from_policy(&gated).unwrap();

@@ -113,6 +113,7 @@ pub(super) const PLUGINS: &[(&str, &[Point])] = &[
     (gpu::gpu_fgd::NAME_STRANDING, &[Score]),
     (gpu::gpu_fgd::NAME_FINE, &[Score]),
     (gpu::gpu_fgd_cpu::NAME, &[Score]),
+    (gpu::gpu_fgd_cpu::NAME_INSTANCES, &[Score]),
 ];
 
 /// Plugins of later kube-scheduler releases that mini-scheduler does not implement.

@@ -50,7 +50,10 @@ impl GpuFragmentation {
     /// The stranding variant: typical pods also need their memory.
     pub fn stranding() -> GpuFragmentation {
         GpuFragmentation {
-            model: FragModel { memory: true },
+            model: FragModel {
+                memory: true,
+                ..FragModel::default()
+            },
             ..GpuFragmentation::default()
         }
     }
@@ -495,7 +498,17 @@ mod tests {
             0.0
         );
         assert_eq!(
-            best_placement(&mut memo, &tp, FragModel { memory: true }, &p, &n).0,
+            best_placement(
+                &mut memo,
+                &tp,
+                FragModel {
+                    memory: true,
+                    ..FragModel::default()
+                },
+                &p,
+                &n
+            )
+            .0,
             -2000.0
         );
     }

@@ -1,38 +1,53 @@
-//! `GpuFragmentationCpuPacking` (Policy priority `GpuFragmentationCpuPackingPriority`): ours,
-//! FGD ([`super::gpu_fgd`]) with the pods that ask for no GPU packed onto the nodes whose GPUs
-//! are already taken.
+//! Ours, two versions of FGD ([`super::gpu_fgd`]) with the pods that ask for no GPU packed
+//! onto the nodes whose GPUs are already taken: `GpuFragmentationCpuPacking` (Policy priority
+//! `GpuFragmentationCpuPackingPriority`) with FGD's fragmentation, and
+//! `GpuFragmentationInstances` (`GpuFragmentationInstancesPriority`) whose fragmentation also
+//! counts the GPUs a node's CPU and memory cannot feed (the first bullet below).
 //!
 //! For `pod` on a feasible node `n`, with `Δ = F_n(M) before − F_n(M) after` the decrease of the
 //! node's fragmentation for the typical pods (milli-GPU, [`super::gpu_frag`]; a share tries each
 //! device and keeps the best, as FGD):
 //!
+//! * the fragment of a typical GPU pod `m` is FGD's — all of the node's free GPU when `m` does
+//!   not fit once (GPU model, devices, CPU), else the devices with too little room for it — plus,
+//!   **by instances** ([`FragModel::instances`], with [`FragModel::memory`]): with `g` the
+//!   instances of `m` the devices hold (one per device with room for a share, `⌊devices with
+//!   room / count⌋` for whole GPUs) and `r = min(⌊free CPU / m's CPU⌋, ⌊free memory / m's mean
+//!   memory⌋)` the instances the node can feed, the share `1 − r/g` of the GPU `m` could use
+//!   when `r < g`, weighted by [`INSTANCE_WEIGHT`]. FGD asks only whether *one* more `m` fits:
+//!   a node with 8 idle GPUs and the CPU for one more pod is no fragment to it;
 //! * primary score `s = ⌊100 · sigmoid(Δ / 1000)⌋`, FGD's own score;
-//! * a pod that asks for no GPU (`Δ` only moves when its CPU leaves a typical pod without room)
-//!   breaks ties among the nodes of the best `s` by, in order: the least free GPU on the node
-//!   (milli-GPU summed over its devices), then BestFit's leftover
+//! * a pod that asks for no GPU breaks ties among the nodes of the best `s` by, in order: the
+//!   least free GPU on the node (milli-GPU summed over its devices), then BestFit's leftover
 //!   `½ · CPU left / largest CPU + ½ · GPU left / largest GPU` (least first);
 //! * a GPU pod keeps FGD's ties (the scheduler's tie-break decides among them).
 //!
 //! NormalizeScore gives the winning node(s) 100 and every other node its `s` (at most 99), so
 //! the plugin alone picks as the ordering above says, and weighted beside others it stays on
-//! FGD's 0..=100 scale. Why: FGD scores most nodes 50 for a CPU-only pod (its CPU rarely
-//! changes which typical pods fit) and the tie-break then spends CPU on nodes whose GPUs are
-//! still free, which strands them once CPU runs out (the openb `cpu*` traces); this packs that
-//! CPU where the GPUs are gone. Measured against FGD in the README's GPU section and
-//! `docs/gpu-study/variants.md` (an earlier version also halved FGD's resolution,
-//! `sigmoid(Δ / 2000)`; with the paper's node order that lost on the default trace).
+//! FGD's 0..=100 scale. Why: on the openb traces the GPUs left unallocated at 100 % arrived
+//! workload are pods that failed from about 95 % on, nearly all of them ordinary one-GPU pods
+//! and shares that found devices but no node with both their CPU and memory
+//! (`fgd_study --explain-unallocated`, `docs/gpu-study/variants.md` round 3). Counting that
+//! stranding in the fragment keeps CPU and memory beside the free GPUs; the CPU-only tie-break
+//! packs the pods that need no GPU where the GPUs are gone. Measured against FGD in the
+//! README's GPU section and `docs/gpu-study/variants.md` (the first version had the tie-break
+//! alone; an earlier one also halved FGD's resolution).
 
 use std::sync::{Arc, Mutex};
 
 use super::gpu_best_fit::{LargestNode, gpu_free, pod_gpu_milli};
 use super::gpu_fgd::{best_placement, fgd_score, fragment_gpu_indexes, typical_pods};
+pub use super::gpu_frag::INSTANCE_WEIGHT;
 use super::gpu_frag::{FragMemo, FragModel, TypicalPods};
 use crate::framework::{CycleState, ScoreMode, ScorePlugin, Status};
 use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::Snapshot;
 
-/// Plugin name.
+/// Plugin name of the first version (FGD's fragment, the CPU-only tie-break).
 pub const NAME: &str = "GpuFragmentationCpuPacking";
+/// Plugin name of the version whose fragment also counts stranding by instances (Policy
+/// priority `GpuFragmentationInstancesPriority`).
+pub const NAME_INSTANCES: &str = "GpuFragmentationInstances";
 
 /// Bits of the raw score below the primary score.
 const SHIFT: u32 = 40;
@@ -41,12 +56,26 @@ const SHIFT: u32 = 40;
 #[derive(Debug, Default)]
 pub struct GpuFragmentationCpuPacking {
     memo: Mutex<FragMemo>,
+    /// The fragment: FGD's, or with [`FragModel::instances`] and [`FragModel::memory`].
+    model: FragModel,
 }
 
 impl GpuFragmentationCpuPacking {
-    /// A new scorer (its memo of node fragments empty).
+    /// The first version, `GpuFragmentationCpuPacking`: FGD's fragment (its memo empty).
     pub fn new() -> GpuFragmentationCpuPacking {
         GpuFragmentationCpuPacking::default()
+    }
+
+    /// `GpuFragmentationInstances`: the fragment also counts the GPUs the node's CPU and memory
+    /// cannot feed, by instances ([`FragModel::instances`], [`FragModel::memory`]).
+    pub fn instances() -> GpuFragmentationCpuPacking {
+        GpuFragmentationCpuPacking {
+            memo: Mutex::default(),
+            model: FragModel {
+                memory: true,
+                instances: true,
+            },
+        }
     }
 }
 
@@ -80,14 +109,18 @@ type State = (Arc<TypicalPods>, LargestNode);
 impl GpuFragmentationCpuPacking {
     fn raw(&self, st: &State, pod: &PodInfo, node: &NodeInfo) -> i64 {
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        let (delta, _) = best_placement(&mut memo, &st.0, FragModel::default(), pod, node);
+        let (delta, _) = best_placement(&mut memo, &st.0, self.model, pod, node);
         raw_score(delta, pod, node, st.1)
     }
 }
 
 impl ScorePlugin for GpuFragmentationCpuPacking {
     fn name(&self) -> &'static str {
-        NAME
+        if self.model.instances {
+            NAME_INSTANCES
+        } else {
+            NAME
+        }
     }
 
     fn pre_score(
@@ -98,13 +131,13 @@ impl ScorePlugin for GpuFragmentationCpuPacking {
         _feasible: &[u32],
     ) -> Result<ScoreMode, Status> {
         let st: State = (typical_pods(snapshot, pod), LargestNode::of(snapshot));
-        state.write(NAME, st);
+        state.write(self.name(), st);
         Ok(ScoreMode::PerNode)
     }
 
     fn score(&self, state: &CycleState, pod: &PodInfo, node: &NodeInfo) -> Result<i64, Status> {
         let st = state
-            .read::<State>(NAME)
+            .read::<State>(self.name())
             .ok_or_else(|| Status::error("GpuFragmentationCpuPacking: PreScore state missing"))?;
         Ok(self.raw(st, pod, node))
     }
@@ -118,7 +151,7 @@ impl ScorePlugin for GpuFragmentationCpuPacking {
         out: &mut [i64],
     ) -> Result<(), Status> {
         let st = state
-            .read::<State>(NAME)
+            .read::<State>(self.name())
             .ok_or_else(|| Status::error("GpuFragmentationCpuPacking: PreScore state missing"))?;
         let nodes = snapshot.nodes();
         for (o, &i) in out.iter_mut().zip(feasible) {
@@ -146,8 +179,8 @@ impl ScorePlugin for GpuFragmentationCpuPacking {
         snapshot: &Snapshot,
         node: &NodeInfo,
     ) -> Option<Vec<u32>> {
-        let tp = state.read::<State>(NAME).map(|st| &st.0);
-        fragment_gpu_indexes(&self.memo, tp, FragModel::default(), snapshot, pod, node)
+        let tp = state.read::<State>(self.name()).map(|st| &st.0);
+        fragment_gpu_indexes(&self.memo, tp, self.model, snapshot, pod, node)
     }
 }
 
@@ -291,5 +324,73 @@ mod tests {
         // After (6 cores left): the GPU pod no longer fits: 0.5·2000 + 0.5·2000 = 2000.
         assert_eq!(d, -1000.0);
         assert_eq!(primary_score(d), 26);
+    }
+
+    /// Worked example of the fragment by instances: typical pods all one-GPU pods with 8 cores
+    /// and 16 GiB. A pod asking for one GPU, 16 cores and 16 GiB, on two nodes with 4 idle GPUs
+    /// and 128 GiB:
+    /// * `tight` (32 cores): after it, 3 idle GPUs and 16 cores, which feed 2 typical pods: a
+    ///   third of the 3,000 milli-GPU is stranded (× [`INSTANCE_WEIGHT`]); before, 4 GPUs and
+    ///   32 cores feed 4: nothing. Δ = −1000 · weight.
+    /// * `roomy` (64 cores): after it, 48 cores feed 6 ≥ 3: Δ = 0, score 50.
+    ///
+    /// FGD scores both 50 (one more typical pod fits either way); ours sends the pod to
+    /// `roomy`, keeping `tight`'s CPU for its GPUs.
+    #[test]
+    fn a_gpu_pod_avoids_leaving_gpus_without_cpu() {
+        let tp = Arc::new(TypicalPods::from_counts(vec![(
+            PodShape {
+                milli_cpu: 8000,
+                gpu: (1, 1000),
+                models: None,
+            },
+            1,
+            16 << 30,
+        )]));
+        let n = |name: &str, cpu: &str| {
+            node(name)
+                .allocatable(&[("cpu", cpu), ("memory", "128Gi"), (RESOURCE_GPU, "4")])
+                .label(LABEL_GPU_MODEL, "T4")
+                .info()
+        };
+        let (tight, roomy) = (n("tight", "32"), n("roomy", "64"));
+        let p = pod("p")
+            .container(&[("cpu", "16"), ("memory", "16Gi"), (RESOURCE_GPU, "1")])
+            .info();
+        let plugin = GpuFragmentationCpuPacking::instances();
+        assert_eq!(plugin.name(), NAME_INSTANCES);
+        let mut memo = FragMemo::new();
+        let d = |memo: &mut FragMemo, model: FragModel, node: &NodeInfo| {
+            best_placement(memo, &tp, model, &p, node).0
+        };
+        assert_eq!(d(&mut memo, FragModel::default(), &tight), 0.0);
+        assert_eq!(d(&mut memo, FragModel::default(), &roomy), 0.0);
+        // 3,000 · (1 − 2/3) in floating point: 1,000 within a rounding error.
+        let tight_delta = d(&mut memo, plugin.model, &tight);
+        assert!(
+            (tight_delta + 1000.0 * INSTANCE_WEIGHT).abs() < 1e-9,
+            "{tight_delta}"
+        );
+        assert_eq!(d(&mut memo, plugin.model, &roomy), 0.0);
+
+        let mut snapshot = Snapshot::new();
+        snapshot.add_node(tight.clone()).unwrap();
+        snapshot.add_node(roomy.clone()).unwrap();
+        snapshot.set_typical_pods(Some(tp.clone()));
+        let mut state = CycleState::new();
+        plugin
+            .pre_score(&mut state, &p, &snapshot, &[0, 1])
+            .unwrap();
+        let mut out = [0i64; 2];
+        plugin
+            .score_nodes(&state, &p, &snapshot, &[0, 1], &mut out)
+            .unwrap();
+        assert_eq!(out[0] >> SHIFT, primary_score(-1000.0 * INSTANCE_WEIGHT));
+        assert_eq!(out[1] >> SHIFT, 50);
+        plugin
+            .normalize_score(&state, &p, &snapshot, &[0, 1], &mut out)
+            .unwrap();
+        assert_eq!(out[1], 100);
+        assert!(out[0] < 50);
     }
 }

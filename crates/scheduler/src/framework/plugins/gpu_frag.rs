@@ -17,9 +17,16 @@
 //! (mean) memory request as its CPU is: the GPUs a node cannot use for lack of memory count as
 //! fragment too (our "stranding" variant; the paper checks CPU only).
 //!
+//! With [`FragModel::instances`] (ours, `GpuFragmentationInstancesPriority`) a typical pod `m`
+//! that fits also counts the GPUs the node's CPU (and memory) cannot feed: with `g` the
+//! instances of `m` the devices hold (one per device with room for a share, `⌊devices with
+//! room / count⌋` for whole GPUs) and `r` the instances the free CPU (and memory) feed, the
+//! share `1 − r/g` of the GPU `m` could use is fragment too, weighted by [`INSTANCE_WEIGHT`].
+//!
 //! Results are memoised per node state ([`FragMemo`]): the fragment depends only on the node's
-//! GPU model, on which typical pods' CPU (and memory) requests its free CPU (memory) covers, and
-//! on the multiset of its devices' free shares, so identical nodes share one entry.
+//! GPU model, on which typical pods' CPU (and memory) requests — with instances, which of their
+//! multiples up to 8 — its free CPU (memory) covers, and on the multiset of its devices' free
+//! shares, so identical nodes share one entry.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -32,11 +39,19 @@ pub use crate::model::typical_pods::{
     pod_gpu_models,
 };
 
+/// Weight of the GPUs stranded by instances ([`FragModel::instances`]) in a typical pod's
+/// fragment, beside FGD's own fragment (weight 1). Chosen by measurement
+/// (`docs/gpu-study/variants.md`, round 3).
+pub const INSTANCE_WEIGHT: f64 = 1.0;
+
 /// Which node resources a typical pod must find besides its GPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FragModel {
     /// Also require the typical pod's memory (the paper requires CPU only).
     pub memory: bool,
+    /// Also count the GPUs a node's CPU (and, with `memory`, memory) cannot feed, by instances
+    /// ([`pod_fragment`]); the paper asks only whether one typical pod still fits.
+    pub instances: bool,
 }
 
 /// What the fragmentation of a node depends on.
@@ -92,7 +107,21 @@ pub fn pod_fragment(st: &NodeGpuState<'_>, m: &TypicalPod, model: FragModel) -> 
     if usable < count as usize {
         return f64::from(total);
     }
-    f64::from(st.free.iter().filter(|&&f| f < need).sum::<u32>())
+    let frag = st.free.iter().filter(|&&f| f < need).sum::<u32>();
+    if !model.instances {
+        return f64::from(frag);
+    }
+    // Instances the devices hold (a share: one per device with room, whatever the room) and
+    // instances the node's CPU (and memory) feed.
+    let g = (usable / count as usize) as i64;
+    let mut r = st.free_cpu / m.shape.milli_cpu.max(1);
+    if model.memory && m.memory > 0 {
+        r = r.min(st.free_memory / m.memory);
+    }
+    if r >= g {
+        return f64::from(frag);
+    }
+    f64::from(frag) + INSTANCE_WEIGHT * f64::from(total - frag) * (1.0 - r as f64 / g as f64)
 }
 
 /// `F_n(M) = Σ_m p_m F_n(m)` without memoisation.
@@ -166,30 +195,37 @@ impl FragMemo {
         }
     }
 
-    /// The key of a state whose model has id `model_id`: model id (8 bits), CPU level (8),
-    /// memory level (8), device count (4) and the free shares sorted descending (10 bits each,
-    /// up to 8 devices). `None` when the state does not fit those fields (then it is computed,
-    /// not memoised).
+    /// The key of a state whose model has id `model_id`: model id (8 bits), CPU level (12),
+    /// memory level (12), device count (4) and the free shares sorted descending (10 bits each,
+    /// up to 8 devices). The levels are the typical pods' requests the free CPU (memory)
+    /// covers, or with [`FragModel::instances`] their multiples up to 8 (an instance count
+    /// only matters below the devices' count, at most 8 here). `None` when the state does not
+    /// fit those fields (then it is computed, not memoised).
     fn key(&mut self, model_id: usize, st: &NodeGpuState<'_>, tp: &TypicalPods) -> Option<u128> {
         if st.free.len() > 8 {
             return None;
         }
-        let cpu = tp.cpu_levels.partition_point(|&c| c <= st.free_cpu);
+        let (cpus, mems) = if self.model.instances {
+            (&tp.cpu_multiples, &tp.mem_multiples)
+        } else {
+            (&tp.cpu_levels, &tp.mem_levels)
+        };
+        let cpu = cpus.partition_point(|&c| c <= st.free_cpu);
         let mem = if self.model.memory {
-            tp.mem_levels.partition_point(|&c| c <= st.free_memory)
+            mems.partition_point(|&c| c <= st.free_memory)
         } else {
             0
         };
-        if model_id > 255 || cpu > 255 || mem > 255 {
+        if model_id > 255 || cpu > 4095 || mem > 4095 {
             return None;
         }
         self.sorted.clear();
         self.sorted.extend_from_slice(st.free);
         self.sorted.sort_unstable_by(|a, b| b.cmp(a));
-        let mut k: u128 = (model_id as u128) | ((cpu as u128) << 8) | ((mem as u128) << 16);
-        k |= (st.free.len() as u128) << 24;
+        let mut k: u128 = (model_id as u128) | ((cpu as u128) << 8) | ((mem as u128) << 20);
+        k |= (st.free.len() as u128) << 32;
         for (i, &f) in self.sorted.iter().enumerate() {
-            k |= u128::from(f.min(1023)) << (28 + 10 * i);
+            k |= u128::from(f.min(1023)) << (36 + 10 * i);
         }
         Some(k)
     }
@@ -347,7 +383,14 @@ mod tests {
         short.memory = 1;
         assert_eq!(pod_fragment(&st, &short, none), 200.0);
         assert_eq!(
-            pod_fragment(&st, &short, FragModel { memory: true }),
+            pod_fragment(
+                &st,
+                &short,
+                FragModel {
+                    memory: true,
+                    ..FragModel::default()
+                }
+            ),
             2800.0
         );
         // A node without free GPU has no fragment.
@@ -437,5 +480,100 @@ mod tests {
         let other = typical(&[(shape(1000, 0, 0), 1)]);
         assert_eq!(memo.fragment(&st, &other, FragModel::default()), 2800.0);
         assert_eq!(memo.values.len(), 1);
+    }
+
+    /// [`FragModel::instances`] on a node with devices free 1000, 1000, 1000, 400, 20 free
+    /// cores and 64 GiB free memory.
+    #[test]
+    fn instances_count_the_gpus_the_cpu_cannot_feed() {
+        let free = [1000, 1000, 1000, 400];
+        let st = NodeGpuState {
+            free_cpu: 20_000,
+            free_memory: 64 << 30,
+            model: Some("V100M16"),
+            free: &free,
+        };
+        let tm = |s: PodShape, memory: i64| TypicalPod {
+            shape: s,
+            memory,
+            popularity: 1.0,
+        };
+        let inst = FragModel {
+            instances: true,
+            ..FragModel::default()
+        };
+        let both = FragModel {
+            memory: true,
+            instances: true,
+        };
+        // A whole GPU with 8 cores: FGD counts only the 400. The three idle devices hold three
+        // instances, the 20 cores feed two: a third of their 3,000 is stranded too.
+        let whole = tm(shape(8000, 1, 1000), 0);
+        assert_eq!(pod_fragment(&st, &whole, FragModel::default()), 400.0);
+        assert_eq!(pod_fragment(&st, &whole, inst), 400.0 + 1000.0);
+        // A 500-milli share with 4 cores: three devices with room, five instances' CPU: FGD's.
+        assert_eq!(pod_fragment(&st, &tm(shape(4000, 1, 500), 0), inst), 400.0);
+        // A 300-milli share with 12 cores: all four devices have room (one instance each), the
+        // CPU feeds one: 3/4 of the 3,400 are stranded.
+        assert_eq!(
+            pod_fragment(&st, &tm(shape(12_000, 1, 300), 0), inst),
+            2550.0
+        );
+        // Two whole GPUs with 8 cores: one instance on the devices, two on the CPU: FGD's.
+        assert_eq!(pod_fragment(&st, &tm(shape(8000, 2, 1000), 0), inst), 400.0);
+        // With memory: 30 GiB each feeds two of the whole-GPU pod (as the CPU): 1,400; 40 GiB
+        // feeds one: 2/3 of the 3,000 stranded.
+        assert_eq!(
+            pod_fragment(&st, &tm(shape(8000, 1, 1000), 30 << 30), both),
+            1400.0
+        );
+        assert_eq!(
+            pod_fragment(&st, &tm(shape(8000, 1, 1000), 40 << 30), both),
+            2400.0
+        );
+        // Without `memory` the memory is not looked at.
+        assert_eq!(
+            pod_fragment(&st, &tm(shape(8000, 1, 1000), 40 << 30), inst),
+            1400.0
+        );
+    }
+
+    /// The memo under [`FragModel::instances`] keys the free CPU and memory by the typical
+    /// pods' multiples, so every state returns what [`node_fragment`] computes.
+    #[test]
+    fn instances_memo_matches_the_direct_computation() {
+        let tp = TypicalPods::from_counts(vec![
+            (shape(8000, 1, 1000), 2, 30 << 30),
+            (shape(3000, 1, 500), 1, 8 << 30),
+            (shape(12_000, 0, 0), 1, 16 << 30),
+        ]);
+        let model = FragModel {
+            memory: true,
+            instances: true,
+        };
+        let free = [1000, 1000, 600, 1000];
+        let mut memo = FragMemo::new();
+        let mut states = 0;
+        for cpu in (0..40_000).step_by(700) {
+            for mem_gib in (0..130).step_by(7) {
+                let st = NodeGpuState {
+                    free_cpu: cpu,
+                    free_memory: mem_gib << 30,
+                    model: Some("V100M16"),
+                    free: &free,
+                };
+                states += 1;
+                assert_eq!(
+                    memo.fragment(&st, &tp, model),
+                    node_fragment(&st, &tp, model),
+                    "{cpu} millicores, {mem_gib} GiB"
+                );
+            }
+        }
+        assert!(
+            memo.values.len() < states / 2,
+            "{} of {states}",
+            memo.values.len()
+        );
     }
 }
