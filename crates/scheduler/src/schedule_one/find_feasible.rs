@@ -369,6 +369,12 @@ impl Search {
                         impatient,
                     );
                 }
+                // Too few chunks to share: on the calling thread (no rayon wake and wait).
+                Strategy::Dense(d) => {
+                    for c in &mut self.chunks[..round] {
+                        filter_dense(&shared, d, c);
+                    }
+                }
                 _ => workers.run(&mut self.chunks[..round], |_, c| {
                     strategy.filter(&shared, c)
                 }),
