@@ -379,10 +379,7 @@ impl EventRecorder {
                 .unwrap_or(&self.controller),
         };
         let ev = self.event_about(about, type_, reason, action, note);
-        let write = self.cache().record(ev, Instant::now(), Timestamp::now());
-        if let Some(w) = write {
-            self.write(w, admit).await;
-        }
+        self.record(ev, admit).await;
     }
 
     /// Record one occurrence: create it, start its series, or only count it. The write, if
@@ -400,10 +397,7 @@ impl EventRecorder {
         F: Future<Output = bool>,
     {
         let ev = self.event(pod, type_, reason, action, note);
-        let write = self.cache().record(ev, Instant::now(), Timestamp::now());
-        if let Some(w) = write {
-            self.write(w, admit).await;
-        }
+        self.record(ev, admit).await;
     }
 
     /// [`EventRecorder::publish`] with a `related` object (the preemptor of a `Preempted`
@@ -424,6 +418,17 @@ impl EventRecorder {
     {
         let mut ev = self.event(pod, type_, reason, action, note);
         ev.related = Some(related.object_ref(&()));
+        self.record(ev, admit).await;
+    }
+
+    /// Records one occurrence of `ev` in the series cache and makes the write it calls for,
+    /// if any ([`EventRecorder::write`], each request admitted by `admit`): the common tail of
+    /// the `publish*` methods.
+    async fn record<A, F>(&self, ev: Event, admit: A)
+    where
+        A: FnMut() -> F,
+        F: Future<Output = bool>,
+    {
         let write = self.cache().record(ev, Instant::now(), Timestamp::now());
         if let Some(w) = write {
             self.write(w, admit).await;

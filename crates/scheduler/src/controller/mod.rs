@@ -1164,8 +1164,6 @@ fn blocking<R>(f: impl FnOnce() -> R) -> R {
 mod tests {
     use super::*;
 
-    /// `blocking` uses `block_in_place` on a multi-thread runtime and runs inline elsewhere
-    /// (where `block_in_place` would panic).
     /// The cycle's workers leave one core to the runtime, and never drop below one.
     #[test]
     fn cycle_workers_leave_a_core_to_the_runtime() {
@@ -1177,6 +1175,8 @@ mod tests {
         assert_eq!(cycle_workers(0, 8), 1);
     }
 
+    /// `blocking` uses `block_in_place` on a multi-thread runtime and runs inline elsewhere
+    /// (where `block_in_place` would panic).
     #[tokio::test(flavor = "current_thread")]
     async fn blocking_runs_inline_on_a_current_thread_runtime() {
         assert_eq!(blocking(|| 7), 7);

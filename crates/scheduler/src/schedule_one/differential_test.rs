@@ -461,6 +461,18 @@ fn run_seed_in(fwk: &Framework, seed: u64, one_zone: bool) {
     }
 }
 
+/// The sample policy (`config/policy-config-file.json`), resolved under the default feature
+/// gates as the binary runs it.
+fn sample_policy() -> crate::policy::ResolvedPolicy {
+    crate::policy::parse_policy(
+        "config/policy-config-file.json",
+        include_str!("../../../../config/policy-config-file.json"),
+    )
+    .unwrap()
+    .resolved
+    .with_feature_gates(&crate::policy::FeatureGates::default())
+}
+
 fn seeds() -> u64 {
     std::env::var("DIFFERENTIAL_SEEDS")
         .ok()
@@ -529,13 +541,7 @@ fn gpu_policy_agrees_with_the_reference_over_many_seeds() {
 /// against the reference.
 #[test]
 fn one_zone_dense_scan_agrees_with_the_reference_over_many_seeds() {
-    let sample = crate::policy::parse_policy(
-        "config/policy-config-file.json",
-        include_str!("../../../../config/policy-config-file.json"),
-    )
-    .unwrap()
-    .resolved
-    .with_feature_gates(&crate::policy::FeatureGates::default());
+    let sample = sample_policy();
     // Weights other than 1: the kernel's general combination.
     let weighted = crate::policy::parse_policy(
         "inline",
@@ -568,13 +574,7 @@ fn one_zone_dense_scan_agrees_with_the_reference_over_many_seeds() {
 /// with 80 % of the nodes to find, and with a caller that never waits for a helper.
 #[test]
 fn dense_rounds_on_the_workers_agree_with_one_worker() {
-    let sample = crate::policy::parse_policy(
-        "config/policy-config-file.json",
-        include_str!("../../../../config/policy-config-file.json"),
-    )
-    .unwrap()
-    .resolved
-    .with_feature_gates(&crate::policy::FeatureGates::default());
+    let sample = sample_policy();
     let fwk = Framework::from_policy(&sample).unwrap();
     for seed in 0..4u64 {
         let mut r = Rng::new(40_000 + seed);
