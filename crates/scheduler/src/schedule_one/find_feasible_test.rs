@@ -478,6 +478,7 @@ fn dense_scan_equals_the_fast_check_and_the_exact_scores_at_the_edges() {
             }
         }
     }
-    // The exact path is the exception.
-    assert!(marked * 10 > exact * 9, "{marked} of {exact}");
+    // Most in-range nodes are scored by the kernel (the others: Balanced at exactly 100 when
+    // both fractions are clamped to 1, frequent in these nodes).
+    assert!(marked * 2 > exact, "{marked} of {exact}");
 }
