@@ -30,9 +30,7 @@ use super::error::{FitError, NodeStatuses, ScheduleError};
 use super::select_host::Top;
 use super::workers::{Claims, PartJob, Workers};
 use crate::extender::{self, Extender};
-use crate::framework::plugins::node_resources_columns::{
-    ScoreInput, floor_small, least_balanced_f64, small_to_i64,
-};
+use crate::framework::plugins::node_resources_columns::{ScoreInput, least_balanced};
 use crate::framework::{Code, CycleState, FastCheck, Framework, HotScorer, NominatedPods, Status};
 use crate::model::{NodeInfo, PodInfo};
 use crate::snapshot::{NodeColumns, NodeHot, Snapshot};
@@ -701,24 +699,26 @@ struct Dense {
     /// check reads that flag: a node that passes every other part of the check but has the flag
     /// fails TaintToleration first, and is recorded as such without running the filters.
     taint_reject: Option<u32>,
+    /// Whether the check has a fit part (then `pods`, `cpu` and `mem` are not negative).
+    fit: bool,
     /// Free pod slots a node needs (1 when the check has a fit part, else no bound).
     pods: i64,
     /// Free cpu (millicores) and memory (bytes) a node needs.
     cpu: i64,
     mem: i64,
-    /// `(LeastAllocated weight, BalancedAllocation weight, pod's scoring cpu, memory)` as
-    /// floats, when the search scores.
-    score: Option<(f64, f64, f64, f64)>,
+    /// `(LeastAllocated weight, BalancedAllocation weight, pod's scoring cpu, memory)`, the
+    /// requests as floats, when the search scores.
+    score: Option<(i64, i64, f64, f64)>,
 }
 
 /// Largest weight the float kernel takes (`weight * 100` stays far below `2^51`).
 const DENSE_MAX_WEIGHT: i64 = 1 << 20;
 
 impl Dense {
-    /// The dense scan for this search, when it applies: no GPU part in the check, the
-    /// snapshot's order is its index order, and the search scores nothing or exactly the
-    /// LeastAllocated + BalancedAllocation pair with weights up to [`DENSE_MAX_WEIGHT`] for a
-    /// pod whose scoring requests are in `0..2^52`.
+    /// The dense scan for this search, when it applies: no GPU part in the check, a fit part
+    /// (if any) that asks no negative amount, the snapshot's order is its index order, and the
+    /// search scores nothing or exactly the LeastAllocated + BalancedAllocation pair with
+    /// weights up to [`DENSE_MAX_WEIGHT`] for a pod whose scoring requests are in `0..2^52`.
     fn of(
         fast: FastCheck,
         score: Fused<'_>,
@@ -741,15 +741,17 @@ impl Dense {
                 {
                     return None;
                 }
-                Some((wl as f64, wb as f64, cpu as f64, mem as f64))
+                Some((wl, wb, cpu as f64, mem as f64))
             }
             Fused::Any(_) => return None,
         };
         let (pods, (cpu, mem)) = match fast.fits {
+            Some((cpu, mem)) if cpu < 0 || mem < 0 => return None,
             Some(f) => (1, f),
             None => (i64::MIN, (i64::MIN, i64::MIN)),
         };
         Some(Dense {
+            fit: fast.fits.is_some(),
             forbidden: fast.forbidden_flags & !NodeHot::FILTER_TAINTS,
             taints: fast.forbidden_flags & NodeHot::FILTER_TAINTS,
             taint_reject: taint_reject
@@ -762,7 +764,7 @@ impl Dense {
     }
 
     /// [`Dense::scan`] over `state.len()` nodes from `first`, wrapping to node 0 after the last.
-    fn scan_from(&self, cols: &NodeColumns, first: usize, state: &mut [u8], totals: &mut [i64]) {
+    fn scan_from(&self, cols: &NodeColumns, first: usize, state: &mut [u64], totals: &mut [i64]) {
         let len = state.len();
         let a = len.min(cols.len().saturating_sub(first));
         self.scan(cols, first, &mut state[..a], &mut totals[..a]);
@@ -772,18 +774,18 @@ impl Dense {
     }
 
     /// Whether every node of a scan's `state` passed and (when `scoring`) has its exact score.
-    fn all_pass(scoring: bool, state: &[u8]) -> bool {
+    fn all_pass(scoring: bool, state: &[u64]) -> bool {
         let full = if scoring { 3 } else { 1 };
         // (A reduction without an early exit: vectorised.)
-        state.iter().fold(u8::MAX, |a, &s| a & s) & full == full
+        state.iter().fold(u64::MAX, |a, &s| a & s) & full == full
     }
 
     /// [`Dense::all_pass`] of a scan and, when true, the top of its totals (what
     /// [`compact_dense`] needs of a chunk where every node passed).
-    fn summary(scoring: bool, state: &[u8], sums: &[i64]) -> Option<Top> {
+    fn summary(scoring: bool, state: &[u64], sums: &[i64]) -> Option<Top> {
         Dense::all_pass(scoring, state).then(|| {
             if scoring {
-                Top::of(sums)
+                Top::of_scores(sums)
             } else {
                 Top::default()
             }
@@ -801,8 +803,9 @@ impl Dense {
 
     /// Nodes `lo..lo + state.len()`: `state[k]` bit 1 when node `lo + k` passes the check, bit
     /// 2 when `totals[k]` holds its exact fused score (else the node needs the exact path).
+    /// One pass over the columns, in 64-bit lanes only (baseline x86-64 vectorises it).
     #[inline(never)]
-    fn scan(&self, cols: &NodeColumns, lo: usize, state: &mut [u8], totals: &mut [i64]) {
+    fn scan(&self, cols: &NodeColumns, lo: usize, state: &mut [u64], totals: &mut [i64]) {
         let len = state.len();
         let hi = lo + len;
         let totals = &mut totals[..len];
@@ -813,39 +816,56 @@ impl Dense {
             &cols.free_memory[lo..hi],
         );
         let forbidden = self.forbidden | self.taints;
-        for k in 0..len {
-            state[k] = u8::from(
-                (flags[k] & forbidden == 0)
-                    & (pods[k] >= self.pods)
-                    & (cpu[k] >= self.cpu)
-                    & (mem[k] >= self.mem),
-            );
-        }
+        // `free >= need` for `need >= 0` is `free >= 0 && free - need >= 0` (no overflow then):
+        // a node fails the fit part when the sign bit of the or of those is set (baseline
+        // x86-64 has no 64-bit compare to vectorise); without a fit part the mask drops it.
+        let (np, nc, nm) = (self.pods, self.cpu, self.mem);
+        let fit_mask = -i64::from(self.fit);
+        let passes = |k: usize| -> u64 {
+            let bad = -i64::from(flags[k] & forbidden != 0);
+            let x = ((pods[k]
+                | pods[k].wrapping_sub(np)
+                | cpu[k]
+                | cpu[k].wrapping_sub(nc)
+                | mem[k]
+                | mem[k].wrapping_sub(nm))
+                & fit_mask)
+                | bad;
+            (!x as u64) >> 63
+        };
         let Some((wl, wb, pc, pm)) = self.score else {
+            for (k, s) in state.iter_mut().enumerate() {
+                *s = passes(k);
+            }
             return;
         };
-        let (cc, ic, nc) = (
+        let (cc, ic, nzc) = (
             &cols.alloc_milli_cpu_f[lo..hi],
             &cols.inv_milli_cpu[lo..hi],
             &cols.nz_milli_cpu_f[lo..hi],
         );
-        let (cm, im, nm) = (
+        let (cm, im, nzm) = (
             &cols.alloc_memory_f[lo..hi],
             &cols.inv_memory[lo..hi],
             &cols.nz_memory_f[lo..hi],
         );
-        // Weights 1 (the sample policy's, the DefaultProvider's): integer adds and a shift.
-        let unit = wl == 1.0 && wb == 1.0;
-        for k in 0..len {
-            let (least_sum, balanced, exact) =
-                least_balanced_f64(nc[k] + pc, cc[k], ic[k], nm[k] + pm, cm[k], im[k]);
-            totals[k] = if unit {
-                (small_to_i64(least_sum) >> 1) + small_to_i64(balanced)
-            } else {
-                small_to_i64(wl * floor_small(least_sum * 0.5) + wb * balanced)
+        // One loop per weighting, so that no branch on the weights is left in the loop body.
+        macro_rules! score {
+            ($total:expr) => {
+                for k in 0..len {
+                    let (least, balanced, exact) =
+                        least_balanced(nzc[k] + pc, cc[k], ic[k], nzm[k] + pm, cm[k], im[k]);
+                    totals[k] = $total(least, balanced);
+                    let in_range = flags[k] & NodeHot::SCORE_OUT_OF_RANGE == 0;
+                    state[k] = passes(k) | (u64::from(exact & in_range) << 1);
+                }
             };
-            let in_range = flags[k] & NodeHot::SCORE_OUT_OF_RANGE == 0;
-            state[k] |= u8::from(exact & in_range) << 1;
+        }
+        // Weights 1 (the sample policy's, the DefaultProvider's): an integer add.
+        if wl == 1 && wb == 1 {
+            score!(|l: i64, b: i64| l.wrapping_add(b));
+        } else {
+            score!(|l: i64, b: i64| wl.wrapping_mul(l).wrapping_add(wb.wrapping_mul(b)));
         }
     }
 }
@@ -854,7 +874,7 @@ impl Dense {
 /// chunk's nodes are consecutive indexes from its first, wrapping to 0 after the last node.
 fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
     let len = c.nodes.len();
-    let mut state = [0u8; CHUNK];
+    let mut state = [0u64; CHUNK];
     let mut sums = [0i64; CHUNK];
     if let Some(&first) = c.nodes.first() {
         d.scan_from(
@@ -876,7 +896,7 @@ fn compact_dense(
     filters: &ChunkFilters<'_>,
     d: Dense,
     c: &mut Chunk,
-    state: &[u8],
+    state: &[u64],
     sums: &[i64],
     summary: Option<Option<Top>>,
 ) {
@@ -965,7 +985,7 @@ const DEFAULT_PATIENCE: Duration = Duration::from_micros(20);
 
 /// One part's [`Dense::scan_from`] output, written by the worker that claimed the part.
 struct ScanOut {
-    state: [u8; CHUNK],
+    state: [u64; CHUNK],
     sums: [i64; CHUNK],
     /// [`Dense::summary`] of the scan.
     summary: Option<Top>,

@@ -320,3 +320,165 @@ fn prefilter_error_text() {
         [Some(Code::Error), None, None, None]
     );
 }
+
+/// The dense scan on nodes at the edges of the 64-bit range (free amounts from `i64::MIN` to
+/// `i64::MAX`, just below, at and above the need; needs from 0 to `i64::MAX`; every flag),
+/// with and without a fit part, scoring or not, weights 1 and others: its verdict is the
+/// combined fast check's ([`FastCheck::passes_at`]), and a node it marks exact has the exact
+/// column scores' total ([`ScoreInput`]); a node out of the kernel's range is never marked
+/// exact. The chunk top it summarises is [`Top::of`] of the totals.
+#[test]
+fn dense_scan_equals_the_fast_check_and_the_exact_scores_at_the_edges() {
+    use crate::framework::plugins::node_resources_columns::ScoreInput;
+    let free = [
+        i64::MIN,
+        i64::MIN + 1,
+        -(1 << 62),
+        -101,
+        -1,
+        0,
+        1,
+        99,
+        100,
+        101,
+        1 << 40,
+        (1 << 62) + 1,
+        i64::MAX - 1,
+        i64::MAX,
+    ];
+    let mut r = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        r
+    };
+    let mut cols = NodeColumns::default();
+    for &p in &free {
+        for &c in &free {
+            for &m in &free {
+                // In the kernel's range most of the time, else flagged out of it (as
+                // `NodeHot::of` flags it).
+                let (alloc_cpu, alloc_mem) = match next() % 4 {
+                    0 => (4000, 32i64 << 30),
+                    1 => (
+                        1 + (next() % 256_000) as i64,
+                        1 + (next() % (1 << 45)) as i64,
+                    ),
+                    2 => (1, (1 << 46) - 1),
+                    _ => (0, i64::MAX),
+                };
+                let nz_cpu = (next() % (alloc_cpu.max(1) as u64 * 2)) as i64;
+                let nz_mem = (next() % (alloc_mem.clamp(1, 1 << 50) as u64 * 2)) as i64;
+                let in_range =
+                    (1..1i64 << 46).contains(&alloc_cpu) && (1..1i64 << 46).contains(&alloc_mem);
+                let flags = [
+                    0,
+                    NodeHot::UNSCHEDULABLE,
+                    NodeHot::FILTER_TAINTS,
+                    NodeHot::OTHER_OVERCOMMIT,
+                ][next() as usize % 4]
+                    | if in_range {
+                        0
+                    } else {
+                        NodeHot::SCORE_OUT_OF_RANGE
+                    };
+                cols.push(&NodeHot {
+                    free_pods: p,
+                    free_milli_cpu: c,
+                    free_memory: m,
+                    flags,
+                    alloc_milli_cpu: alloc_cpu,
+                    alloc_memory: alloc_mem,
+                    nz_milli_cpu: nz_cpu,
+                    nz_memory: nz_mem,
+                    ..NodeHot::default()
+                });
+            }
+        }
+    }
+    let n = cols.len();
+    let needs = [0, 1, 100, 1 << 40, 1 << 62, i64::MAX];
+    let mut exact = 0;
+    let mut marked = 0;
+    for (case, &(forbidden, fits, score)) in [
+        (0, None, None),
+        (NodeHot::UNSCHEDULABLE, None, Some((1, 1))),
+        (
+            NodeHot::FILTER_TAINTS | NodeHot::OTHER_OVERCOMMIT,
+            Some((0, 0)),
+            Some((1, 1)),
+        ),
+        (NodeHot::UNSCHEDULABLE, Some((100, 1 << 40)), Some((2, 3))),
+        (0, Some((i64::MAX, 1)), None),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for &need in &needs {
+            let fits = fits.map(|(c, m): (i64, i64)| if case == 2 { (need, need) } else { (c, m) });
+            let fast = FastCheck {
+                forbidden_flags: forbidden,
+                fits,
+                ..FastCheck::default()
+            };
+            let (pc, pm) = (100 + need % 1000, 200 << 20);
+            let (pods, (cpu, mem)) = match fits {
+                Some(f) => (1, f),
+                None => (i64::MIN, (i64::MIN, i64::MIN)),
+            };
+            let d = Dense {
+                forbidden: forbidden & !NodeHot::FILTER_TAINTS,
+                taints: forbidden & NodeHot::FILTER_TAINTS,
+                taint_reject: None,
+                fit: fits.is_some(),
+                pods,
+                cpu,
+                mem,
+                score: score.map(|(wl, wb)| (wl, wb, pc as f64, pm as f64)),
+            };
+            let mut state = vec![0u64; n];
+            let mut totals = vec![0i64; n];
+            // From a node in the middle, wrapping: both halves of `scan_from`.
+            let first = n / 3;
+            d.scan_from(&cols, first, &mut state, &mut totals);
+            for k in 0..n {
+                let i = (first + k) % n;
+                assert_eq!(
+                    state[k] & 1 == 1,
+                    fast.passes_at(&cols, i),
+                    "case {case} need {need} node {:?}",
+                    cols.get(i)
+                );
+                assert_eq!(state[k] >> 2, 0);
+                let Some((wl, wb)) = score else {
+                    assert_eq!(state[k] & 2, 0);
+                    continue;
+                };
+                let s = ScoreInput::at(&cols, i, pc, pm);
+                if cols.flags[i] & NodeHot::SCORE_OUT_OF_RANGE != 0 {
+                    assert_eq!(state[k] & 2, 0, "{:?}", cols.get(i));
+                    continue;
+                }
+                exact += 1;
+                if state[k] & 2 != 0 {
+                    marked += 1;
+                    assert_eq!(
+                        totals[k],
+                        wl * s.least_allocated() + wb * s.balanced_allocation(),
+                        "case {case} {s:?}"
+                    );
+                }
+            }
+            if score.is_some() && Dense::all_pass(true, &state) {
+                assert_eq!(
+                    Dense::summary(true, &state, &totals),
+                    Some(Top::of(&totals))
+                );
+            }
+        }
+    }
+    // Most in-range nodes are scored by the kernel (the others: Balanced at exactly 100 when
+    // both fractions are clamped to 1, frequent in these nodes).
+    assert!(marked * 2 > exact, "{marked} of {exact}");
+}

@@ -64,6 +64,47 @@ impl Top {
             len: totals.len(),
         }
     }
+
+    /// [`Top::of`] for totals that are all in `0..2^51` (scores; other totals give
+    /// [`Top::of`]): the maximum is taken on the totals as floats, four running maxima at a
+    /// time (baseline x86-64 has no 64-bit integer maximum to vectorise, but a float one),
+    /// exact in that range.
+    pub(super) fn of_scores(totals: &[i64]) -> Top {
+        const MAGIC: f64 = (1u64 << 52) as f64;
+        const MAGIC_BITS: i64 = 0x4330_0000_0000_0000;
+        // The float equal to `t` for `t` in 0..2^51 (no conversion instruction).
+        let float = |t: i64| f64::from_bits(t.wrapping_add(MAGIC_BITS) as u64) - MAGIC;
+        let mut m = [f64::NEG_INFINITY; 4];
+        let mut or = [0i64; 4];
+        let mut fours = totals.chunks_exact(4);
+        for c in &mut fours {
+            for j in 0..4 {
+                let f = float(c[j]);
+                m[j] = if f > m[j] { f } else { m[j] };
+                or[j] |= c[j];
+            }
+        }
+        for &t in fours.remainder() {
+            let f = float(t);
+            m[0] = if f > m[0] { f } else { m[0] };
+            or[0] |= t;
+        }
+        // Every total in 0..2^51: no sign bit and no bit from 51 up in their or.
+        let or = or.iter().fold(0, |a, &b| a | b);
+        if totals.is_empty() || or >> 51 != 0 {
+            return Top::of(totals);
+        }
+        let max = m
+            .iter()
+            .fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+        // An integer-valued float in 0..2^51: its integer through the same bits.
+        let max = ((max + MAGIC).to_bits() as i64).wrapping_sub(MAGIC_BITS);
+        Top {
+            max,
+            ties: totals.iter().map(|&t| usize::from(t == max)).sum(),
+            len: totals.len(),
+        }
+    }
 }
 
 /// [`select_host`] on `totals` cut into consecutive runs whose tops are `tops` (the search's
@@ -206,6 +247,25 @@ mod tests {
             );
             assert_eq!(a.random_range(0..1u64 << 40), b.random_range(0..1u64 << 40));
         }
+    }
+
+    /// The float maximum of scores gives the integer top, on runs of every length and at
+    /// the ends of its range; totals outside it give the integer top too.
+    #[test]
+    fn top_of_scores_is_top_of() {
+        let mut r = StdRng::seed_from_u64(11);
+        for case in 0..3000usize {
+            let n = case % 300;
+            let span = [2i64, 201, 1 << 28, 1 << 51][case % 4];
+            let mut totals: Vec<i64> = (0..n).map(|_| r.random_range(0..span)).collect();
+            assert_eq!(Top::of_scores(&totals), Top::of(&totals), "{totals:?}");
+            if n > 0 {
+                let i = r.random_range(0..n);
+                totals[i] = [(1 << 51) - 1, 1 << 51, -1, i64::MIN, i64::MAX][case % 5];
+                assert_eq!(Top::of_scores(&totals), Top::of(&totals), "{totals:?}");
+            }
+        }
+        assert_eq!(Top::of_scores(&[]), Top::of(&[]));
     }
 
     /// Ties are broken uniformly, and only among the top nodes.

@@ -46,62 +46,58 @@ pub fn percent_floor_recip(num: i64, cap: i64, inv: f64) -> i64 {
     q
 }
 
-/// `2^52`: adding and subtracting it rounds a float in `[0, 2^51)` to the nearest integer
-/// (the float's fraction bits run out there), and its bit pattern plus a small integer is the
-/// bit pattern of that integer plus `2^52`.
+/// `2^52`: adding it to a float in `[0, 2^51)` rounds it to the nearest integer (the float's
+/// fraction bits run out there), and the sum's bit pattern is [`MAGIC_BITS`] plus that integer.
 const MAGIC: f64 = (1u64 << 52) as f64;
 
-/// `floor(v)` for `0 <= v < 2^51`, as an integer-valued float, without a library call or a
-/// float-to-integer conversion (so a loop of it vectorises on baseline x86-64): round to the
-/// nearest integer through [`MAGIC`], then step down when that went up. Other inputs give some
-/// float (never a trap); callers select it away.
-#[inline(always)]
-pub fn floor_small(v: f64) -> f64 {
-    let r = (v + MAGIC) - MAGIC;
-    if r > v { r - 1.0 } else { r }
-}
-
-/// The integer an integer-valued float in `[0, 2^51)` holds ([`MAGIC`]'s bit trick: no
-/// conversion instruction).
-#[inline(always)]
-pub fn small_to_i64(v: f64) -> i64 {
-    (v + MAGIC).to_bits() as i64 - MAGIC.to_bits() as i64
-}
+/// The bit pattern of [`MAGIC`].
+const MAGIC_BITS: i64 = 0x4330_0000_0000_0000;
 
 /// One resource's `leastRequestedScore` (v1.22): `floor((cap - req) * 100 / cap)`, 0 when
 /// `req > cap`, for `1 <= cap < 2^46`, `0 <= req < 2^53` integer-valued, `inv == 1.0 / cap`,
-/// in floats only. With `x = (cap - req) * 100` (exact, `< 2^53`), `p = fl(x * inv)` is within
-/// `2^-45` of `x / cap <= 100` ([`percent_floor_recip`]), so `q`, the integer nearest `p`, is
-/// `round(x / cap)` or a neighbour within `1/2 + 2^-45` of it, and the exact remainder
-/// `x - q * cap` (`q * cap <= 101 * 2^46 < 2^53`) says which side `x / cap` lies on:
-/// `floor(x / cap)` is `q` when it is `>= 0`, else `q - 1`.
+/// with float operations and integer adds only (no conversion instruction, no select between
+/// floats: a loop of it vectorises on baseline x86-64). With `x = (cap - req) * 100` (exact,
+/// `< 2^53`), `p = fl(x * inv)` is within `2^-45` of `x / cap <= 100`
+/// ([`percent_floor_recip`]), so `q`, the integer nearest `p` (read from the bits of
+/// `p + 2^52`), is `round(x / cap)` or a neighbour within `1/2 + 2^-45` of it, and the exact
+/// remainder `x - q * cap` (`q * cap <= 101 * 2^46 < 2^53`) says which side `x / cap` lies on:
+/// `floor(x / cap)` is `q` when it is `>= 0`, else `q - 1`. Other inputs give some integer
+/// (never a trap); callers select it away.
 #[inline(always)]
-fn least_part_f64(req: f64, cap: f64, inv: f64) -> f64 {
+fn least_part(req: f64, cap: f64, inv: f64) -> i64 {
     let x = (cap - req) * 100.0;
-    let q = (x * inv + MAGIC) - MAGIC;
-    let q = if x - q * cap < 0.0 { q - 1.0 } else { q };
-    if req > cap { 0.0 } else { q }
+    let t = x * inv + MAGIC;
+    let q = t - MAGIC;
+    let below = i64::from(x - q * cap < 0.0);
+    let v = (t.to_bits() as i64)
+        .wrapping_sub(MAGIC_BITS)
+        .wrapping_sub(below);
+    if req > cap { 0 } else { v }
 }
 
-/// LeastAllocated and BalancedAllocation of one node in floats, for a loop over the columns
-/// that the compiler vectorises: `(least_sum, balanced, balanced_exact)`, integer-valued
-/// floats. Inputs: the requested cpu and memory with the pod (`req_*`, integer-valued,
-/// `0 <= req < 2^53`), the allocatable (`cap_*`, `1 <= cap < 2^46`) and its reciprocal.
-/// `least_sum / 2` (integer division) is [`ScoreInput::least_allocated`] exactly; `balanced`
-/// is [`ScoreInput::balanced_allocation`] when `balanced_exact` (the value before truncation is
-/// farther than [`BALANCED_MARGIN`] from an integer), else the caller must take the exact path.
-/// Nodes outside the ranges carry [`crate::snapshot::NodeHot::SCORE_OUT_OF_RANGE`].
+/// LeastAllocated and BalancedAllocation of one node for a loop over the columns that the
+/// compiler vectorises (float operations, integer adds, no conversion instruction):
+/// `(least_allocated, balanced, balanced_exact)`. Inputs: the requested cpu and memory with
+/// the pod (`req_*`, integer-valued, `0 <= req < 2^53`), the allocatable (`cap_*`,
+/// `1 <= cap < 2^46`) and its reciprocal. `least_allocated` is
+/// [`ScoreInput::least_allocated`] exactly; `balanced` is [`ScoreInput::balanced_allocation`]
+/// when `balanced_exact` (the value before truncation is farther than [`BALANCED_MARGIN`] from
+/// an integer), else the caller must take the exact path. Nodes outside the ranges carry
+/// [`crate::snapshot::NodeHot::SCORE_OUT_OF_RANGE`] (their results are some integers).
 #[inline(always)]
-pub fn least_balanced_f64(
+pub fn least_balanced(
     req_cpu: f64,
     cap_cpu: f64,
     inv_cpu: f64,
     req_mem: f64,
     cap_mem: f64,
     inv_mem: f64,
-) -> (f64, f64, bool) {
+) -> (i64, i64, bool) {
+    // Both parts are in 0..=100 in range: the sum is not negative, so a logical shift halves
+    // it as the integer division does.
     let least_sum =
-        least_part_f64(req_cpu, cap_cpu, inv_cpu) + least_part_f64(req_mem, cap_mem, inv_mem);
+        least_part(req_cpu, cap_cpu, inv_cpu).wrapping_add(least_part(req_mem, cap_mem, inv_mem));
+    let least = ((least_sum as u64) >> 1) as i64;
     let fc = req_cpu * inv_cpu;
     let fc = if fc < 1.0 { fc } else { 1.0 };
     let fm = req_mem * inv_mem;
@@ -110,10 +106,13 @@ pub fn least_balanced_f64(
     // `v` in [0, 100]: `r` its nearest integer, `d = v - r` exact; `floor(v)` is `r` or, when
     // `r` is above `v`, `r - 1`; `v` is farther than the margin from every integer exactly
     // when `|d|` is.
-    let r = (v + MAGIC) - MAGIC;
+    let t = v + MAGIC;
+    let r = t - MAGIC;
     let d = v - r;
-    let t = if d < 0.0 { r - 1.0 } else { r };
-    (least_sum, t, d.abs() > BALANCED_MARGIN)
+    let balanced = (t.to_bits() as i64)
+        .wrapping_sub(MAGIC_BITS)
+        .wrapping_sub(i64::from(d < 0.0));
+    (least, balanced, d.abs() > BALANCED_MARGIN)
 }
 
 /// One node's cpu/memory numbers for scoring a pod: `(allocatable, requested with the pod,
@@ -351,7 +350,7 @@ mod tests {
     /// The float kernel on one node, as the dense scan calls it: `None` when it defers to
     /// the exact path.
     fn kernel(s: &ScoreInput) -> (i64, Option<i64>) {
-        let (least_sum, balanced, exact) = least_balanced_f64(
+        let (least, balanced, exact) = least_balanced(
             s.req_cpu as f64,
             s.cap_cpu as f64,
             s.inv_cpu,
@@ -359,9 +358,7 @@ mod tests {
             s.cap_mem as f64,
             s.inv_mem,
         );
-        let least = small_to_i64(least_sum) / 2;
-        assert_eq!(small_to_i64(floor_small(least_sum * 0.5)), least);
-        (least, exact.then_some(small_to_i64(balanced)))
+        (least, exact.then_some(balanced))
     }
 
     fn check_kernel(s: &ScoreInput, deferred: &mut usize) {
