@@ -53,6 +53,57 @@ impl Resource for WirePod {
     }
 }
 
+/// An object of a watched kind decoded straight into a box: a LIST page of 500 objects grows
+/// a `Vec` of pointers, not of the objects (a k8s-openapi `Node` is ~1.5 KB of inline
+/// fields, and the page's `Vec` doubling copied and page-faulted them over again). Unboxed
+/// ([`unboxed`]) as the event is forwarded, so the handlers see the kind itself.
+#[derive(Clone, Debug)]
+struct Boxed<K>(Box<K>);
+
+impl<K: Resource> Resource for Boxed<K> {
+    type DynamicType = K::DynamicType;
+    type Scope = K::Scope;
+
+    fn kind(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::kind(dt)
+    }
+    fn group(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::group(dt)
+    }
+    fn version(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::version(dt)
+    }
+    fn api_version(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::api_version(dt)
+    }
+    fn plural(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::plural(dt)
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        self.0.meta()
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        self.0.meta_mut()
+    }
+}
+
+impl<'de, K: serde::Deserialize<'de>> serde::Deserialize<'de> for Boxed<K> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Boxed<K>, D::Error> {
+        Box::<K>::deserialize(d).map(Boxed)
+    }
+}
+
+/// A [`Boxed`] watch event as the event of the kind itself.
+fn unboxed<K>(ev: WatchEvent<Boxed<K>>) -> WatchEvent<K> {
+    match ev {
+        WatchEvent::Apply(o) => WatchEvent::Apply(*o.0),
+        WatchEvent::Delete(o) => WatchEvent::Delete(*o.0),
+        WatchEvent::InitApply(o) => WatchEvent::InitApply(*o.0),
+        WatchEvent::Init => WatchEvent::Init,
+        WatchEvent::InitDone => WatchEvent::InitDone,
+    }
+}
+
 /// The watched kinds (the watches of v1.22 `eventhandlers.go` `addAllEventHandlers`, plus
 /// Namespaces for pod affinity's `namespaceSelector`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -288,7 +339,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::Nodes,
-        WatchMsg::Node,
+        |e| WatchMsg::Node(unboxed(e)),
     );
     spawn_watch(
         t,
@@ -315,7 +366,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::Services,
-        WatchMsg::Service,
+        |e| WatchMsg::Service(unboxed(e)),
     );
     spawn_watch(
         t,
@@ -324,7 +375,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::ReplicationControllers,
-        WatchMsg::Rc,
+        |e| WatchMsg::Rc(unboxed(e)),
     );
     spawn_watch(
         t,
@@ -333,7 +384,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::ReplicaSets,
-        WatchMsg::Rs,
+        |e| WatchMsg::Rs(unboxed(e)),
     );
     spawn_watch(
         t,
@@ -342,7 +393,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::StatefulSets,
-        WatchMsg::Ss,
+        |e| WatchMsg::Ss(unboxed(e)),
     );
     // Namespace labels for pod affinity `namespaceSelector` (v1.22 InterPodAffinity lists
     // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
@@ -353,7 +404,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::Namespaces,
-        WatchMsg::Namespace,
+        |e| WatchMsg::Namespace(unboxed(e)),
     );
     spawn_watch(
         t,
@@ -362,7 +413,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::PersistentVolumes,
-        |e| WatchMsg::Pv(Box::new(e)),
+        |e| WatchMsg::Pv(Box::new(unboxed(e))),
     );
     spawn_watch(
         t,
@@ -371,7 +422,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::PersistentVolumeClaims,
-        WatchMsg::Pvc,
+        |e| WatchMsg::Pvc(unboxed(e)),
     );
     spawn_watch(
         t,
@@ -380,7 +431,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::StorageClasses,
-        WatchMsg::StorageClass,
+        |e| WatchMsg::StorageClass(unboxed(e)),
     );
     spawn_watch(
         t,
@@ -389,7 +440,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::CsiNodes,
-        WatchMsg::CsiNode,
+        |e| WatchMsg::CsiNode(unboxed(e)),
     );
     // PodDisruptionBudgets for preemption (v1.22 `DefaultPreemption`'s PDB lister).
     spawn_watch(
@@ -399,7 +450,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::PodDisruptionBudgets,
-        WatchMsg::Pdb,
+        |e| WatchMsg::Pdb(unboxed(e)),
     );
     tasks
 }

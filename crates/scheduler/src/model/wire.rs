@@ -29,16 +29,37 @@ use serde_json::value::RawValue;
 
 /// A pod as a watch event or a LIST page delivers it: its JSON text and the fields scheduling
 /// reads, decoded from that text (see the module docs).
+///
+/// One pointer wide (the parts are boxed, [`WirePodParts`], read through `Deref`): a LIST page
+/// of 500 pods grows its `Vec` and a watch event moves the pod by a pointer, not by the
+/// ~800 bytes of the decoded fields.
 #[derive(Debug, Clone)]
-pub struct WirePod {
+pub struct WirePod(Box<WirePodParts>);
+
+/// The parts of a [`WirePod`].
+#[derive(Debug, Clone)]
+pub struct WirePodParts {
     /// `metadata` (whole: labels, annotations, owner references, identity).
     pub metadata: ObjectMeta,
     /// The scheduling fields of `spec` (`None` when the object has no spec).
     pub spec: Option<WirePodSpec>,
     /// The scheduling fields of `status`.
     pub status: Option<WirePodStatus>,
-    /// The object's JSON text as received.
-    json: Arc<str>,
+    /// The object: its JSON text as received, decoded on first use.
+    object: PodObject,
+}
+
+impl std::ops::Deref for WirePod {
+    type Target = WirePodParts;
+    fn deref(&self) -> &WirePodParts {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for WirePod {
+    fn deref_mut(&mut self) -> &mut WirePodParts {
+        &mut self.0
+    }
 }
 
 /// The fields of a `v1.PodSpec` that [`PodInfo`](super::PodInfo) reads.
@@ -122,17 +143,18 @@ impl WirePod {
     /// # Errors
     /// The JSON error when the text is not a JSON object with pod-shaped scheduling fields.
     pub fn from_json(json: &str) -> Result<WirePod, serde_json::Error> {
-        WirePod::from_shared(Arc::from(json))
+        WirePod::from_text(Box::from(json))
     }
 
-    fn from_shared(json: Arc<str>) -> Result<WirePod, serde_json::Error> {
+    /// Decode the scheduling fields of `json`, which the pod keeps (not copied again).
+    fn from_text(json: Box<str>) -> Result<WirePod, serde_json::Error> {
         let f: Fields = serde_json::from_str(&json)?;
-        Ok(WirePod {
+        Ok(WirePod(Box::new(WirePodParts {
             metadata: f.metadata,
             spec: f.spec,
             status: f.status,
-            json,
-        })
+            object: PodObject::json(json),
+        })))
     }
 
     /// The wire form of a decoded `v1.Pod` (its JSON encoding, decoded back): for tests and for
@@ -160,17 +182,17 @@ impl WirePod {
 
     /// The whole object, decoded lazily from the kept text ([`PodObject::get`]).
     pub fn object(&self) -> PodObject {
-        PodObject::json(self.json.clone())
+        self.object.clone()
     }
 }
 
 impl<'de> Deserialize<'de> for WirePod {
     /// Keeps the object's text ([`RawValue`]: the deserializer must be `serde_json`'s, as
-    /// kube's list and watch decoding is) and decodes the scheduling fields from it.
+    /// kube's list and watch decoding is; one copy of the bytes, kept as they are) and decodes
+    /// the scheduling fields from it.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<WirePod, D::Error> {
         let raw = Box::<RawValue>::deserialize(d)?;
-        let text: Box<str> = raw.into();
-        WirePod::from_shared(Arc::from(text)).map_err(serde::de::Error::custom)
+        WirePod::from_text(raw.into()).map_err(serde::de::Error::custom)
     }
 }
 
@@ -182,7 +204,7 @@ pub struct PodObject(Option<Arc<ObjectCell>>);
 
 #[derive(Debug)]
 struct ObjectCell {
-    json: Option<Arc<str>>,
+    json: Option<Box<str>>,
     pod: OnceLock<Option<Arc<core::Pod>>>,
 }
 
@@ -201,7 +223,7 @@ impl PodObject {
     }
 
     /// An object's JSON text, decoded on first use.
-    pub fn json(json: Arc<str>) -> PodObject {
+    pub fn json(json: Box<str>) -> PodObject {
         PodObject(Some(Arc::new(ObjectCell {
             json: Some(json),
             pod: OnceLock::new(),
