@@ -1023,40 +1023,22 @@ impl Scheduler {
         let slots = self.bind_slots.clone();
         let report = self.report.clone();
         let bind_hist = self.metrics.extension_point_duration.clone();
+        // The task's future is moved into the task cell on spawn and its stage copied out when
+        // reaped: the rare PreBind (VolumeBinding's writes and wait) and the Event write are
+        // boxed, so the future held per in-flight pod stays small.
         self.binds.spawn(async move {
             let _permit = slots.acquire_owned().await;
             // PreBind: VolumeBinding's writes, then the wait for the PV controller.
             if let Some(job) = volumes {
-                let started = std::time::Instant::now();
-                let r = volume_binding::bind_pod_volumes(
+                let failed = Box::pin(pre_bind(
                     &client,
                     &read_client,
                     &guard,
                     &report.limiter,
                     &job,
-                    crate::framework::plugins::volume_binding::DEFAULT_BIND_TIMEOUT,
-                    volume_binding::POLL_INTERVAL,
-                )
+                    &bind_hist,
+                ))
                 .await;
-                bind_hist
-                    .with_label_values(&[
-                        "PreBind",
-                        if r.is_ok() { "Success" } else { "Error" },
-                        PROFILE_NAME,
-                    ])
-                    .observe(started.elapsed().as_secs_f64());
-                let failed = match r {
-                    Ok(()) => None,
-                    Err(volume_binding::PreBindError::NotLeading(m)) => {
-                        Some(BindResult::NotLeading(m))
-                    }
-                    Err(volume_binding::PreBindError::Failed(m)) => {
-                        Some(BindResult::PreBindFailed(format!(
-                            "running PreBind plugin {:?}: {m}",
-                            crate::framework::plugins::volume_binding::NAME
-                        )))
-                    }
-                };
                 if let Some(result) = failed {
                     let outcome = BindOutcome {
                         pod,
@@ -1079,8 +1061,14 @@ impl Scheduler {
                 .with_label_values(&["Bind", status, PROFILE_NAME])
                 .observe(started.elapsed().as_secs_f64());
             if matches!(result, BindResult::Bound) {
-                record_scheduled(&report.recorder, &report.event_limiter, &guard, &pod, &node)
-                    .await;
+                Box::pin(record_scheduled(
+                    &report.recorder,
+                    &report.event_limiter,
+                    &guard,
+                    &pod,
+                    &node,
+                ))
+                .await;
             }
             let outcome = BindOutcome {
                 pod,
@@ -1143,6 +1131,45 @@ impl Scheduler {
                 self.h.requeue_after_failed_bind(&key, pod, attempt, now());
             }
         }
+    }
+}
+
+/// PreBind: VolumeBinding's writes for `job`, then the wait for the PV controller, observed in
+/// `bind_hist` (`scheduler_framework_extension_point_duration_seconds{extension_point="PreBind"}`,
+/// seconds). `None` when it succeeded, else how the binding cycle ends.
+async fn pre_bind(
+    client: &Client,
+    read_client: &Client,
+    guard: &LeadershipGuard,
+    limiter: &RateLimiter,
+    job: &volume_binding::VolumeBindJob,
+    bind_hist: &prometheus::HistogramVec,
+) -> Option<BindResult> {
+    let started = std::time::Instant::now();
+    let r = volume_binding::bind_pod_volumes(
+        client,
+        read_client,
+        guard,
+        limiter,
+        job,
+        crate::framework::plugins::volume_binding::DEFAULT_BIND_TIMEOUT,
+        volume_binding::POLL_INTERVAL,
+    )
+    .await;
+    bind_hist
+        .with_label_values(&[
+            "PreBind",
+            if r.is_ok() { "Success" } else { "Error" },
+            PROFILE_NAME,
+        ])
+        .observe(started.elapsed().as_secs_f64());
+    match r {
+        Ok(()) => None,
+        Err(volume_binding::PreBindError::NotLeading(m)) => Some(BindResult::NotLeading(m)),
+        Err(volume_binding::PreBindError::Failed(m)) => Some(BindResult::PreBindFailed(format!(
+            "running PreBind plugin {:?}: {m}",
+            crate::framework::plugins::volume_binding::NAME
+        ))),
     }
 }
 
