@@ -263,16 +263,27 @@ impl<K: Ord + Copy> Heap<K> {
 
     /// Insert or replace; a replaced item keeps its insertion sequence (`heap.Update`).
     fn add_or_update(&mut self, sort: K, seq: u64, info: QueuedPodInfo) {
-        let key = info.key();
-        let seq = match self.items.remove(&key) {
-            Some((old_sort, old_seq, _)) => {
-                self.order.remove(&(old_sort, old_seq, key.clone()));
-                old_seq
+        self.add_or_update_keyed(info.key(), sort, seq, info);
+    }
+
+    /// [`Heap::add_or_update`] of `info` under its `key` (computed by the caller), with one
+    /// lookup of the key.
+    fn add_or_update_keyed(&mut self, key: String, sort: K, seq: u64, info: QueuedPodInfo) {
+        match self.items.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let (old_sort, old_seq, _) = *o.get();
+                if old_sort != sort {
+                    let key = o.key().clone();
+                    self.order.remove(&(old_sort, old_seq, key.clone()));
+                    self.order.insert((sort, old_seq, key));
+                }
+                o.insert((sort, old_seq, info));
             }
-            None => seq,
-        };
-        self.order.insert((sort, seq, key.clone()));
-        self.items.insert(key, (sort, seq, info));
+            std::collections::hash_map::Entry::Vacant(v) => {
+                self.order.insert((sort, seq, v.key().clone()));
+                v.insert((sort, seq, info));
+            }
+        }
     }
 
     fn remove(&mut self, key: &str) -> Option<QueuedPodInfo> {
@@ -437,14 +448,12 @@ impl PriorityQueue {
         self.unschedulable.remove(&key);
         let p = QueuedPodInfo::new(pod, now);
         self.count_incoming(QueueName::Active, "PodAdd");
-        match self.active.items.get(&key) {
-            // `heap.Add` of an existing key updates in place, keeping its heap slot.
-            Some((_, seq, _)) => {
-                let seq = *seq;
-                self.active.add_or_update(active_key(&p), seq, p);
-            }
-            None => self.push_active(p),
-        }
+        // `heap.Add` of an existing key updates in place, keeping its heap slot.
+        let seq = match self.active.items.get(&key) {
+            Some((_, seq, _)) => *seq,
+            None => self.next_seq(),
+        };
+        self.active.add_or_update_keyed(key, active_key(&p), seq, p);
     }
 
     /// `Update` of a pending pod (`old` is the previous object, when known):

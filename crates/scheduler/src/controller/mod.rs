@@ -88,7 +88,7 @@ pub use report::REASON_SCHEDULER_ERROR;
 use self::binder::{ApiBinder, Attempt, BindOutcome, BindResult, Binder, ExtenderBinder};
 use self::handlers::EventHandlers;
 use self::report::{REASON_UNSCHEDULABLE, Reporter, record_scheduled};
-use self::watch::Msg;
+use self::watch::{Msg, WatchMsg};
 use crate::cache::{Cache, DEFAULT_ASSUMED_POD_TTL};
 use crate::model::PodInfo;
 use crate::profile::{PROFILE_NAME, Profile, SchedulerProfile};
@@ -594,6 +594,14 @@ impl Scheduler {
         match m {
             Msg::Watch(w) => {
                 self.h.handle(*w, now());
+                self.report_malformed();
+            }
+            Msg::PendingPod(ev) => {
+                self.h.handle(WatchMsg::PendingPod(ev), now());
+                self.report_malformed();
+            }
+            Msg::AssignedPod(ev) => {
+                self.h.handle(WatchMsg::AssignedPod(ev), now());
                 self.report_malformed();
             }
             Msg::Bound(b) => {

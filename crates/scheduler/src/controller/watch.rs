@@ -174,7 +174,8 @@ impl Kind {
     }
 }
 
-/// One watch event, by kind (boxed whole in [`Msg::Watch`], so variants differ in size freely).
+/// One watch event, by kind (boxed whole in [`Msg::Watch`], so variants differ in size freely;
+/// the pods' events travel inline, [`Msg::PendingPod`] and [`Msg::AssignedPod`]).
 #[allow(clippy::large_enum_variant)]
 pub(super) enum WatchMsg {
     /// [`Kind::Nodes`].
@@ -211,6 +212,13 @@ pub(super) enum WatchMsg {
 pub(super) enum Msg {
     /// A watch event.
     Watch(Box<WatchMsg>),
+    /// A watch event of the pending pods ([`WatchMsg::PendingPod`]), carried inline: a
+    /// [`WirePod`] is one pointer, and boxing it in a [`WatchMsg`] (sized for the largest
+    /// kind's object) allocated a few kilobytes per pod event, freed on another thread.
+    PendingPod(WatchEvent<WirePod>),
+    /// A watch event of the assigned pods ([`WatchMsg::AssignedPod`]), inline as
+    /// [`Msg::PendingPod`].
+    AssignedPod(WatchEvent<WirePod>),
     /// A binding cycle ended.
     Bound(Box<BindOutcome>),
     /// One page of the read barrier's LIST of assigned pods ([`list_assigned_for_barrier`]),
@@ -224,6 +232,17 @@ pub(super) enum Msg {
         /// The node it was nominated to.
         node: String,
     },
+}
+
+impl From<WatchMsg> for Msg {
+    /// The pods' events inline, any other boxed.
+    fn from(w: WatchMsg) -> Msg {
+        match w {
+            WatchMsg::PendingPod(ev) => Msg::PendingPod(ev),
+            WatchMsg::AssignedPod(ev) => Msg::AssignedPod(ev),
+            w => Msg::Watch(Box::new(w)),
+        }
+    }
 }
 
 /// One page of the read barrier's LIST: every page of one LIST is of the same consistent
@@ -517,7 +536,7 @@ async fn forward<K, S, F>(
                     WatchEvent::Init => watching = false,
                     _ => {}
                 }
-                if tx.send(Msg::Watch(Box::new(wrap(ev)))).await.is_err() {
+                if tx.send(Msg::from(wrap(ev))).await.is_err() {
                     return;
                 }
             }
@@ -533,9 +552,24 @@ async fn forward<K, S, F>(
 pub(super) struct Tracked {
     /// Keys present.
     pub(super) known: HashSet<String>,
-    relisting: Option<HashSet<String>>,
+    listing: Listing,
     /// The watch has listed once.
     pub(super) synced: bool,
+}
+
+/// Where a watch's list stands ([`Tracked`]).
+#[derive(Default)]
+enum Listing {
+    /// No `Init` since the last `InitDone`.
+    #[default]
+    Idle,
+    /// Listing since an `Init` at which no key was present, and no event but `InitApply`s
+    /// since: the keys seen are exactly the keys present, so none is gone at the `InitDone`
+    /// and the list's keys are not collected a second time (a first list of 10,000 pods
+    /// recorded each key twice). Another event meanwhile turns it into [`Listing::Relist`].
+    Fresh,
+    /// Listing: the keys seen since the `Init`.
+    Relist(HashSet<String>),
 }
 
 impl Tracked {
@@ -561,11 +595,15 @@ impl Tracked {
     ) -> Vec<String> {
         match (ev, key) {
             (WatchEvent::Init, _) => {
-                self.relisting = Some(HashSet::new());
+                self.listing = if self.known.is_empty() {
+                    Listing::Fresh
+                } else {
+                    Listing::Relist(HashSet::new())
+                };
                 Vec::new()
             }
             (WatchEvent::InitApply(_), Some(k)) => {
-                if let Some(r) = &mut self.relisting {
+                if let Listing::Relist(r) = &mut self.listing {
                     r.insert(k.to_owned());
                 }
                 if !self.known.contains(k) {
@@ -574,18 +612,24 @@ impl Tracked {
                 Vec::new()
             }
             (WatchEvent::Apply(_), Some(k)) => {
+                self.seen_is_not_known();
                 if !self.known.contains(k) {
                     self.known.insert(k.to_owned());
                 }
                 Vec::new()
             }
             (WatchEvent::Delete(_), Some(k)) => {
+                self.seen_is_not_known();
                 self.known.remove(k);
                 Vec::new()
             }
             (WatchEvent::InitDone, _) => {
                 self.synced = true;
-                let seen = self.relisting.take().unwrap_or_default();
+                let seen = match std::mem::take(&mut self.listing) {
+                    Listing::Fresh => return Vec::new(),
+                    Listing::Relist(seen) => seen,
+                    Listing::Idle => HashSet::new(),
+                };
                 let gone: Vec<String> = self.known.difference(&seen).cloned().collect();
                 for g in &gone {
                     self.known.remove(g);
@@ -595,6 +639,14 @@ impl Tracked {
             (WatchEvent::InitApply(_) | WatchEvent::Apply(_) | WatchEvent::Delete(_), None) => {
                 Vec::new()
             }
+        }
+    }
+
+    /// An event other than `InitApply` during a [`Listing::Fresh`] list: the keys seen so far
+    /// (all present, as nothing was before the `Init`) are collected from here on.
+    fn seen_is_not_known(&mut self) {
+        if matches!(self.listing, Listing::Fresh) {
+            self.listing = Listing::Relist(self.known.clone());
         }
     }
 }
@@ -611,11 +663,15 @@ impl Tracked {
     ) -> Vec<String> {
         match ev {
             WatchEvent::Init => {
-                self.relisting = (!present.is_empty()).then(HashSet::new);
+                self.listing = if present.is_empty() {
+                    Listing::Fresh
+                } else {
+                    Listing::Relist(HashSet::new())
+                };
                 Vec::new()
             }
             WatchEvent::InitApply(o) => {
-                if let Some(r) = &mut self.relisting {
+                if let Listing::Relist(r) = &mut self.listing {
                     r.insert(key_of(o));
                 }
                 Vec::new()
@@ -623,13 +679,13 @@ impl Tracked {
             WatchEvent::Apply(_) | WatchEvent::Delete(_) => Vec::new(),
             WatchEvent::InitDone => {
                 self.synced = true;
-                match self.relisting.take() {
-                    Some(seen) => present
+                match std::mem::take(&mut self.listing) {
+                    Listing::Relist(seen) => present
                         .keys()
                         .filter(|k| !seen.contains(*k))
                         .cloned()
                         .collect(),
-                    None => Vec::new(),
+                    Listing::Fresh | Listing::Idle => Vec::new(),
                 }
             }
         }
