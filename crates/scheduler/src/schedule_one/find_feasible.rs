@@ -150,10 +150,14 @@ struct Chunk {
     failed: Vec<(u32, Status)>,
     /// As [`Search::deferred`].
     deferred: Vec<(u32, u32)>,
-    /// As [`Search::totals`], per node of `nodes` once filtered (when scoring).
+    /// As [`Search::totals`], per node of `nodes` once filtered (when scoring). Each strategy
+    /// empties it before it fills it; the dense scan writes its sums in it and compacts them
+    /// in place (the buffer keeps its length across cycles: no zeroing per chunk).
     totals: Vec<i64>,
     /// The top of `totals`.
     top: Top,
+    /// The dense scan's per-node state ([`Dense::scan`]), scratch kept across cycles.
+    state: Vec<u64>,
 }
 
 /// What the filters of one search need besides the nodes.
@@ -338,7 +342,6 @@ impl Search {
                 c.nodes.clear();
                 c.failed.clear();
                 c.deferred.clear();
-                c.totals.clear();
                 let f = if from >= n { from - n } else { from };
                 if f + take <= n {
                     c.nodes.extend_from_slice(&order[f..f + take]);
@@ -386,17 +389,24 @@ impl Search {
                 if c.nodes.len() >= need {
                     // Stop at the `to_find`-th feasible node: drop what lies beyond it.
                     let last = c.nodes[need - 1];
-                    let pos_last = (0..take)
-                        .position(|k| order[(start + processed + k) % n] == last)
-                        .unwrap_or(take - 1);
+                    // Position `k` of the chunk is `order[base + k]`, wrapped (`base + k < 2n`).
+                    let base = start + processed;
+                    let at = |k: usize| {
+                        let i = base + k;
+                        order[if i >= n { i - n } else { i }]
+                    };
+                    // Every node of the chunk kept: the `need`-th is at `need - 1`.
+                    let pos_last = if c.nodes.len() == take {
+                        need - 1
+                    } else {
+                        (0..take).position(|k| at(k) == last).unwrap_or(take - 1)
+                    };
                     c.nodes.truncate(need);
                     if self.scored {
                         c.totals.truncate(need);
                         c.top = Top::of(&c.totals);
                     }
-                    let beyond = |ni: u32| {
-                        (pos_last + 1..take).any(|k| order[(start + processed + k) % n] == ni)
-                    };
+                    let beyond = |ni: u32| (pos_last + 1..take).any(|k| at(k) == ni);
                     self.failed
                         .extend(c.failed.drain(..).filter(|(ni, _)| !beyond(*ni)));
                     self.deferred
@@ -872,37 +882,45 @@ impl Dense {
 
 /// [`filter_with_fast_check`] by [`Dense::scan`]: the same verdicts, statuses and totals. The
 /// chunk's nodes are consecutive indexes from its first, wrapping to 0 after the last node.
+/// The scan writes into the chunk's buffers (no copy, no zeroing once they have grown).
 fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
     let len = c.nodes.len();
-    let mut state = [0u64; CHUNK];
-    let mut sums = [0i64; CHUNK];
+    let mut state = std::mem::take(&mut c.state);
+    if state.len() < len {
+        state.resize(CHUNK.max(len), 0);
+    }
+    if c.totals.len() < len {
+        c.totals.resize(len, 0);
+    }
     if let Some(&first) = c.nodes.first() {
         d.scan_from(
             filters.snapshot.columns(),
             first as usize,
             &mut state[..len],
-            &mut sums[..len],
+            &mut c.totals[..len],
         );
     }
-    compact_dense(filters, d, c, &state[..len], &sums[..len], None);
+    compact_dense(filters, d, c, &state[..len], None);
+    c.state = state;
 }
 
-/// The verdicts of [`Dense::scan_from`] on chunk `c` (`state` and `sums` per node of the
-/// chunk) into the chunk: the nodes that pass stay, with their totals; the others run the
-/// filters ([`filter_one_failing_fast_check`]); a node that passes without an exact fused
-/// score gets it from the exact path. `summary` is [`Dense::summary`] of the scan when the
-/// worker that scanned computed it.
+/// The verdicts of [`Dense::scan_from`] on chunk `c` (`state` per node of the chunk, the sums
+/// in `c.totals[..len]` when scoring) into the chunk: the nodes that pass stay, with their
+/// totals (compacted in place); the others run the filters
+/// ([`filter_one_failing_fast_check`]); a node that passes without an exact fused score gets
+/// it from the exact path. `summary` is [`Dense::summary`] of the scan when the worker that
+/// scanned computed it.
 fn compact_dense(
     filters: &ChunkFilters<'_>,
     d: Dense,
     c: &mut Chunk,
     state: &[u64],
-    sums: &[i64],
     summary: Option<Option<Top>>,
 ) {
     let cols = filters.snapshot.columns();
     let len = c.nodes.len();
-    debug_assert!(state.len() == len && sums.len() == len);
+    let scoring = d.score.is_some();
+    debug_assert!(state.len() == len && (!scoring || c.totals.len() >= len));
     debug_assert!(
         c.nodes
             .iter()
@@ -910,7 +928,6 @@ fn compact_dense(
             .all(|(k, &ni)| ni as usize == (c.nodes[0] as usize + k) % cols.len())
     );
     let (cpu, mem) = (filters.pod.score_milli_cpu, filters.pod.score_memory);
-    let scoring = d.score.is_some();
     let Chunk {
         nodes: chunk,
         failed,
@@ -919,14 +936,15 @@ fn compact_dense(
         ..
     } = c;
     // Every node passed and has its score (the usual case): nothing to compact.
-    if let Some(top) = summary.unwrap_or_else(|| Dense::summary(scoring, state, sums)) {
-        if scoring {
-            totals.extend_from_slice(sums);
-        }
+    let top = summary.unwrap_or_else(|| {
+        let sums: &[i64] = if scoring { &totals[..len] } else { &[] };
+        Dense::summary(scoring, state, sums)
+    });
+    if let Some(top) = top {
+        totals.truncate(if scoring { len } else { 0 });
         c.top = top;
         return;
     }
-    totals.reserve(len);
     let mut kept = 0;
     for k in 0..len {
         let ni = chunk[k];
@@ -950,17 +968,19 @@ fn compact_dense(
         }
         if s & 1 != 0 || filter_one_failing_fast_check(filters, ni, failed, deferred) {
             chunk[kept] = ni;
-            kept += 1;
             if scoring {
-                totals.push(if s == 3 {
-                    sums[k]
+                // (`kept <= k`: the sum at `k` is read before anything is written there.)
+                totals[kept] = if s == 3 {
+                    totals[k]
                 } else {
                     filters.score.total(cols, ni as usize, cpu, mem)
-                });
+                };
             }
+            kept += 1;
         }
     }
     chunk.truncate(kept);
+    totals.truncate(if scoring { kept } else { 0 });
     c.top = Top::of(&c.totals);
 }
 
@@ -1088,14 +1108,11 @@ fn dense_round(
         ) {
             let out = job.outs[i].lock().unwrap_or_else(|p| p.into_inner());
             let len = c.nodes.len();
-            compact_dense(
-                filters,
-                d,
-                c,
-                &out.state[..len],
-                &out.sums[..len],
-                Some(out.summary),
-            );
+            c.totals.clear();
+            if d.score.is_some() {
+                c.totals.extend_from_slice(&out.sums[..len]);
+            }
+            compact_dense(filters, d, c, &out.state[..len], Some(out.summary));
         } else {
             filter_dense(filters, d, c);
         }
@@ -1132,6 +1149,7 @@ fn release(slot: &mut Arc<DenseJob>) {
 /// ([`Chunk::deferred`]; an `Error` with its status). Each node that fits gets its fused
 /// score in [`Chunk::totals`].
 fn filter_with_fast_check(filters: &ChunkFilters<'_>, fast: FastCheck, c: &mut Chunk) {
+    c.totals.clear();
     let cols = filters.snapshot.columns();
     let (cpu, mem) = (filters.pod.score_milli_cpu, filters.pod.score_memory);
     let Chunk {
@@ -1161,6 +1179,7 @@ fn filter_with_fast_check(filters: &ChunkFilters<'_>, fast: FastCheck, c: &mut C
 
 /// [`Chunk::totals`] of the nodes left in the chunk, for the strategies that filter first.
 fn score_chunk(filters: &ChunkFilters<'_>, c: &mut Chunk) {
+    c.totals.clear();
     if matches!(filters.score, Fused::Off) {
         return;
     }
