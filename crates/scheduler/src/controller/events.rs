@@ -464,9 +464,9 @@ impl EventRecorder {
             EventWrite::PatchSeries(ev) => (ev, true),
         };
         let ns = ev.metadata.namespace.clone().unwrap_or_default();
-        let api = Api::<Event>::namespaced(self.client.clone(), &ns);
         let name = ev.metadata.name.clone().unwrap_or_default();
         if patch {
+            let api = Api::<Event>::namespaced(self.client.clone(), &ns);
             let body = serde_json::json!({"series": ev.series});
             match api
                 .patch(&name, &PatchParams::default(), &Patch::Strategic(&body))
@@ -486,7 +486,7 @@ impl EventRecorder {
         }
         let mut ev = ev;
         ev.metadata.resource_version = None;
-        if let Err(e) = create_event(&self.client, &api, &ev).await {
+        if let Err(e) = create_event(&self.client, &ns, &ev).await {
             debug!(error = %e, event = %name, reason = ?ev.reason, "Recording event failed");
         }
     }
@@ -494,10 +494,11 @@ impl EventRecorder {
 
 /// `POST` an Event without decoding the created object the API server answers with (nothing
 /// reads it; decoding it was a noticeable share of the scheduler's CPU per bound pod). Errors
-/// are the API's `Status`, as with [`Api::create`].
-async fn create_event(client: &Client, api: &Api<Event>, ev: &Event) -> kube::Result<()> {
+/// are the API's `Status`, as with [`Api::create`]. The URL is `Api::<Event>::namespaced`'s
+/// (`/apis/events.k8s.io/v1/namespaces/{ns}/events`), without cloning the client into an `Api`.
+async fn create_event(client: &Client, ns: &str, ev: &Event) -> kube::Result<()> {
     let body = serde_json::to_vec(ev).map_err(kube::Error::SerdeError)?;
-    let req = kube::core::Request::new(api.resource_url())
+    let req = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
         .create(&PostParams::default(), body)
         .map_err(kube::Error::BuildRequest)?;
     client.request_text(req).await.map(drop)

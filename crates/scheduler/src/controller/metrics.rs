@@ -333,43 +333,52 @@ impl RestClientMetrics {
 /// `{namespace}` and the object name after the resource becomes `{name}`; subresources stay.
 /// `/api/v1/namespaces/ns/pods/p/binding` → `/api/v1/namespaces/{namespace}/pods/{name}/binding`.
 pub fn url_template(path: &str) -> String {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let prefix = match segs.first() {
-        Some(&"api") => 2,
-        Some(&"apis") => 3,
-        _ => return path.to_string(),
-    };
-    if segs.len() <= prefix {
-        return format!("/{}", segs.join("/"));
+    let mut out = String::with_capacity(path.len() + 16);
+    push_url_template(&mut out, path);
+    out
+}
+
+/// [`url_template`] of `path` appended to `out`, without a buffer of its own.
+fn push_url_template(out: &mut String, path: &str) {
+    fn seg(out: &mut String, s: &str) {
+        out.push('/');
+        out.push_str(s);
     }
-    let mut out: Vec<&str> = segs[..prefix].to_vec();
-    let rest = &segs[prefix..];
-    let rest_out: Vec<&str> = if rest[0] == "namespaces" && rest.len() >= 2 {
+    let mut segs = path.split('/').filter(|s| !s.is_empty());
+    let prefix = match segs.clone().next() {
+        Some("api") => 2,
+        Some("apis") => 3,
+        _ => {
+            out.push_str(path);
+            return;
+        }
+    };
+    for s in segs.by_ref().take(prefix) {
+        seg(out, s);
+    }
+    let len = segs.clone().count();
+    let Some(first) = segs.next() else {
+        return;
+    };
+    if first == "namespaces" && len >= 2 {
         // namespaces/{namespace}[/resource[/{name}[/sub...]]]; `namespaces/x` alone is
         // the Namespace object itself.
-        let mut v = vec!["namespaces", "{namespace}"];
-        if rest.len() == 2 {
-            v[1] = "{name}";
+        seg(out, "namespaces");
+        let _namespace = segs.next();
+        seg(out, if len == 2 { "{name}" } else { "{namespace}" });
+        if let Some(resource) = segs.next() {
+            seg(out, resource);
         }
-        if rest.len() >= 3 {
-            v.push(rest[2]);
-        }
-        if rest.len() >= 4 {
-            v.push("{name}");
-            v.extend_from_slice(&rest[4..]);
-        }
-        v
     } else {
         // Cluster-scoped: resource[/{name}[/sub...]].
-        let mut v = vec![rest[0]];
-        if rest.len() >= 2 {
-            v.push("{name}");
-            v.extend_from_slice(&rest[2..]);
+        seg(out, first);
+    }
+    if segs.next().is_some() {
+        seg(out, "{name}");
+        for s in segs {
+            seg(out, s);
         }
-        v
-    };
-    out.extend(rest_out);
-    format!("/{}", out.join("/"))
+    }
 }
 
 /// The tower layer of [`RestClientMetrics`]: wrap it around the kube client's service (inside
@@ -415,20 +424,23 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let method = req.method().as_str().to_string();
-        let url = format!("{}{}", self.layer.base, url_template(req.uri().path()));
+        // Per request: one String (the url label) and the boxed future; the method is an
+        // `http::Method` (no allocation for the standard ones), the code the status' own text.
+        let method = req.method().clone();
+        let path = req.uri().path();
+        let mut url = String::with_capacity(self.layer.base.len() + path.len() + 24);
+        url.push_str(&self.layer.base);
+        push_url_template(&mut url, path);
         let layer = self.layer.clone();
         let started = Instant::now();
         let fut = self.inner.call(req);
         Box::pin(async move {
             let result = fut.await;
-            let code = match &result {
-                Ok(resp) => resp.status().as_u16().to_string(),
-                Err(_) => "<error>".to_string(),
-            };
+            let status = result.as_ref().ok().map(http::Response::status);
+            let code = status.as_ref().map_or("<error>", http::StatusCode::as_str);
             let m = &layer.metrics;
             m.requests
-                .with_label_values(&[code.as_str(), method.as_str(), &layer.host])
+                .with_label_values(&[code, method.as_str(), &layer.host])
                 .inc();
             m.request_duration
                 .with_label_values(&[method.as_str(), url.as_str()])
