@@ -404,7 +404,7 @@ impl Search {
                     c.nodes.truncate(need);
                     if self.scored {
                         c.totals.truncate(need);
-                        c.top = Top::of(&c.totals);
+                        c.top = Top::of_scores(&c.totals);
                     }
                     let beyond = |ni: u32| (pos_last + 1..take).any(|k| at(k) == ni);
                     self.failed
@@ -981,7 +981,7 @@ fn compact_dense(
     }
     chunk.truncate(kept);
     totals.truncate(if scoring { kept } else { 0 });
-    c.top = Top::of(&c.totals);
+    c.top = Top::of_scores(&c.totals);
 }
 
 #[cfg(test)]
@@ -1174,7 +1174,7 @@ fn filter_with_fast_check(filters: &ChunkFilters<'_>, fast: FastCheck, c: &mut C
         }
     }
     chunk.truncate(kept);
-    c.top = Top::of(&c.totals);
+    c.top = Top::of_scores(&c.totals);
 }
 
 /// [`Chunk::totals`] of the nodes left in the chunk, for the strategies that filter first.
@@ -1190,7 +1190,7 @@ fn score_chunk(filters: &ChunkFilters<'_>, c: &mut Chunk) {
             .iter()
             .map(|&ni| filters.score.total(cols, ni as usize, cpu, mem)),
     );
-    c.top = Top::of(&c.totals);
+    c.top = Top::of_scores(&c.totals);
 }
 
 /// Each active filter's batch entry point ([`crate::framework::FilterPlugin::filter_nodes`])
