@@ -790,4 +790,58 @@ mod tests {
         assert_eq!(list.metadata.resource_version.as_deref(), Some("40"));
         assert_eq!(list.items[1].object().get(), Some(&whole));
     }
+
+    /// A list that starts with nothing present (every first list) does not collect its keys a
+    /// second time, yet reports the same deletions at its `InitDone` as collecting them would
+    /// for any order of events: an `Apply` or a `Delete` during it starts collecting from the
+    /// keys listed so far, so a key applied but never listed is gone, a listed one is not (even
+    /// if deleted and applied again meanwhile), and a later relist still reports what it does
+    /// not list.
+    #[test]
+    fn a_first_list_reports_the_deletions_a_collected_list_would() {
+        let done = WatchEvent::<core::Node>::InitDone;
+        let mut t = Tracked::default();
+        for ev in [
+            WatchEvent::Init,
+            WatchEvent::InitApply(named("a")),
+            WatchEvent::InitApply(named("b")),
+        ] {
+            assert!(t.observe(&ev).is_empty());
+        }
+        assert!(t.observe(&done).is_empty());
+        assert!(t.synced);
+        let mut known: Vec<_> = t.known.iter().cloned().collect();
+        known.sort();
+        assert_eq!(known, ["a", "b"]);
+
+        let mut t = Tracked::default();
+        for ev in [
+            WatchEvent::Init,
+            WatchEvent::InitApply(named("a")),
+            WatchEvent::Apply(named("x")),
+            WatchEvent::InitApply(named("b")),
+        ] {
+            assert!(t.observe(&ev).is_empty());
+        }
+        assert_eq!(t.observe(&done), ["x"]);
+        assert!(!t.known.contains("x"));
+
+        let mut t = Tracked::default();
+        for ev in [
+            WatchEvent::Init,
+            WatchEvent::InitApply(named("a")),
+            WatchEvent::Delete(named("a")),
+            WatchEvent::Apply(named("a")),
+        ] {
+            assert!(t.observe(&ev).is_empty());
+        }
+        assert!(t.observe(&done).is_empty());
+        assert!(t.known.contains("a"));
+
+        for ev in [WatchEvent::Init, WatchEvent::InitApply(named("b"))] {
+            assert!(t.observe(&ev).is_empty());
+        }
+        assert_eq!(t.observe(&done), ["a"]);
+        assert_eq!(t.known.len(), 1);
+    }
 }
