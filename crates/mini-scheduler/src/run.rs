@@ -228,6 +228,7 @@ async fn delegated_auth(
                     .cloned(),
             );
         }
+        let c = scheduler::controller::ratelimit::without_unused_trust_store(c);
         clients.push(kube::Client::try_from(c).map_err(|e| format!("{flag}: {e}"))?);
     }
     let authz = clients.pop().ok_or("no authorization client")?;

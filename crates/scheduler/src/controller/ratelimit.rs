@@ -272,7 +272,7 @@ fn client(
 /// 290 certificates, ~20 ms of CPU per client, four clients per replica); nothing would ever
 /// read it. Any other `config` is returned unchanged (`https://` servers, a CA given as bytes
 /// or as a file, an `https://` proxy, whose connection is TLS).
-fn without_unused_trust_store(mut config: kube::Config) -> kube::Config {
+pub fn without_unused_trust_store(mut config: kube::Config) -> kube::Config {
     let plain = config.cluster_url.scheme_str() == Some("http");
     let tls_proxy = config
         .proxy_url
