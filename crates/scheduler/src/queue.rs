@@ -263,12 +263,19 @@ impl<K: Ord + Copy> Heap<K> {
 
     /// Insert or replace; a replaced item keeps its insertion sequence (`heap.Update`).
     fn add_or_update(&mut self, sort: K, seq: u64, info: QueuedPodInfo) {
-        self.add_or_update_keyed(info.key(), sort, seq, info);
+        self.add_or_update_keyed(info.key(), sort, || seq, info);
     }
 
     /// [`Heap::add_or_update`] of `info` under its `key` (computed by the caller), with one
-    /// lookup of the key.
-    fn add_or_update_keyed(&mut self, key: String, sort: K, seq: u64, info: QueuedPodInfo) {
+    /// lookup of the key; `seq` is called only when the key is new (a replaced item keeps its
+    /// sequence).
+    fn add_or_update_keyed(
+        &mut self,
+        key: String,
+        sort: K,
+        seq: impl FnOnce() -> u64,
+        info: QueuedPodInfo,
+    ) {
         match self.items.entry(key) {
             std::collections::hash_map::Entry::Occupied(mut o) => {
                 let (old_sort, old_seq, _) = *o.get();
@@ -280,6 +287,7 @@ impl<K: Ord + Copy> Heap<K> {
                 o.insert((sort, old_seq, info));
             }
             std::collections::hash_map::Entry::Vacant(v) => {
+                let seq = seq();
                 self.order.insert((sort, seq, v.key().clone()));
                 v.insert((sort, seq, info));
             }
@@ -448,12 +456,18 @@ impl PriorityQueue {
         self.unschedulable.remove(&key);
         let p = QueuedPodInfo::new(pod, now);
         self.count_incoming(QueueName::Active, "PodAdd");
-        // `heap.Add` of an existing key updates in place, keeping its heap slot.
-        let seq = match self.active.items.get(&key) {
-            Some((_, seq, _)) => *seq,
-            None => self.next_seq(),
-        };
-        self.active.add_or_update_keyed(key, active_key(&p), seq, p);
+        // `heap.Add` of an existing key updates in place, keeping its heap slot; a new key
+        // takes the next sequence.
+        let next = &mut self.seq;
+        self.active.add_or_update_keyed(
+            key,
+            active_key(&p),
+            || {
+                *next += 1;
+                *next
+            },
+            p,
+        );
     }
 
     /// `Update` of a pending pod (`old` is the previous object, when known):

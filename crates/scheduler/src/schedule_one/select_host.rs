@@ -70,8 +70,7 @@ impl Top {
     /// time (baseline x86-64 has no 64-bit integer maximum to vectorise, but a float one),
     /// exact in that range.
     pub(super) fn of_scores(totals: &[i64]) -> Top {
-        const MAGIC: f64 = (1u64 << 52) as f64;
-        const MAGIC_BITS: i64 = 0x4330_0000_0000_0000;
+        use crate::framework::plugins::node_resources_columns::{MAGIC, MAGIC_BITS};
         // The float equal to `t` for `t` in 0..2^51 (no conversion instruction).
         let float = |t: i64| f64::from_bits(t.wrapping_add(MAGIC_BITS) as u64) - MAGIC;
         let mut m = [f64::NEG_INFINITY; 4];

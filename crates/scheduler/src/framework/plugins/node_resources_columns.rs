@@ -48,10 +48,10 @@ pub fn percent_floor_recip(num: i64, cap: i64, inv: f64) -> i64 {
 
 /// `2^52`: adding it to a float in `[0, 2^51)` rounds it to the nearest integer (the float's
 /// fraction bits run out there), and the sum's bit pattern is [`MAGIC_BITS`] plus that integer.
-const MAGIC: f64 = (1u64 << 52) as f64;
+pub(crate) const MAGIC: f64 = (1u64 << 52) as f64;
 
 /// The bit pattern of [`MAGIC`].
-const MAGIC_BITS: i64 = 0x4330_0000_0000_0000;
+pub(crate) const MAGIC_BITS: i64 = 0x4330_0000_0000_0000;
 
 /// One resource's `leastRequestedScore` (v1.22): `floor((cap - req) * 100 / cap)`, 0 when
 /// `req > cap`, for `1 <= cap < 2^46`, `0 <= req < 2^53` integer-valued, `inv == 1.0 / cap`,
