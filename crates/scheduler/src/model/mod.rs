@@ -52,4 +52,6 @@ pub use terms::{
     WhenUnsatisfiable, compile_label_selector, parse_pod_affinity, parse_spread_constraints,
 };
 pub use volumes::{DiskVolume, InlineVolume, PodVolumeRefs, VolumeRef};
-pub use wire::{PodObject, WireContainer, WirePod, WirePodSpec, WirePodStatus, WireResources};
+pub use wire::{
+    ContainerImages, PodObject, WireContainer, WirePod, WirePodSpec, WirePodStatus, WireResources,
+};

@@ -7,11 +7,12 @@
 //! an Event, a status patch and a victim's DELETE name (namespace, name, uid, resourceVersion),
 //! not the API object. The `v1.Pod` rides along only while the pod is pending
 //! ([`PodInfo::object`]): the extenders are sent it (`ExtenderArgs.Pod`), the score-only inputs
-//! of the pod being scheduled (container images, preferred node affinity) and the queue's
-//! `isPodUpdated` read it, and a `FailedScheduling` status patch compares its conditions.
-//! Cluster mode builds a `PodInfo` from the pod's wire form ([`PodInfo::from_wire`]) and keeps
-//! the object as the JSON text the watch delivered, decoded on first read; its cache drops it
-//! once the pod is bound ([`PodInfo::without_object`]). `simulate`, which holds a file's worth
+//! of the pod being scheduled (container images, preferred node affinity) come with it, the
+//! queue's `isPodUpdated` reads it, and a `FailedScheduling` status patch compares its
+//! conditions. Cluster mode builds a `PodInfo` from the pod's wire form
+//! ([`PodInfo::from_wire`]) and keeps the object as the JSON text the watch delivered, decoded
+//! on first read, with the score-only inputs decoded beside it (scheduling a pod never decodes
+//! it whole); its cache drops both once the pod is bound ([`PodInfo::without_object`]). `simulate`, which holds a file's worth
 //! of pods, keeps the decoded objects ([`PodInfo::from_pod`]).
 
 use std::collections::BTreeMap;
@@ -32,7 +33,7 @@ use super::terms::{
     PodAffinityTerms, SpreadConstraint, parse_pod_affinity, parse_spread_constraints,
 };
 use super::volumes::{DiskVolume, PodVolumeRefs};
-use super::wire::{PodObject, WireContainer, WirePod, WirePodSpec};
+use super::wire::{ContainerImages, PodObject, WireContainer, WirePod, WirePodSpec};
 use crate::labels::{Labels, NodeSelector};
 use crate::quantity::QuantityError;
 
@@ -181,6 +182,20 @@ impl PodInfo {
     /// The decoded `v1.Pod`, while it is kept ([`PodInfo::object`]).
     pub fn object(&self) -> Option<&core::Pod> {
         self.object.get()
+    }
+
+    /// `spec.containers[*].image` in order, `""` for a container without one, while the object
+    /// is kept (none otherwise): ImageLocality's input, without decoding the kept text
+    /// ([`PodObject::container_images`]).
+    pub fn container_images(&self) -> ContainerImages<'_> {
+        self.object.container_images()
+    }
+
+    /// `spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution` while the
+    /// object is kept (empty otherwise): NodeAffinity's score input, without decoding the kept
+    /// text ([`PodObject::preferred_node_affinity`]).
+    pub fn preferred_node_affinity(&self) -> &[core::PreferredSchedulingTerm] {
+        self.object.preferred_node_affinity()
     }
 
     /// This pod without its API object: what the cache keeps of a bound pod.
@@ -657,6 +672,60 @@ mod tests {
         let (a, b) = (PodInfo::from_pod(whole), PodInfo::from_wire(&wire));
         assert!(a.is_err());
         assert_eq!(a.unwrap_err(), b.unwrap_err());
+    }
+
+    /// The score-only inputs (container images, preferred node affinity) read from the wire
+    /// form equal those of the whole object, for a pod with both (a container without an image
+    /// among them), a bare one and one without a spec; reading them leaves the kept text
+    /// undecoded; a pod without its object has none.
+    #[test]
+    fn score_inputs_come_without_decoding_the_object() {
+        let mut rich = rich_pod();
+        rich["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"name": "no-image"}));
+        let bare = serde_json::json!({"metadata": {"name": "bare"}, "spec": {"containers": [{"name": "c"}]}});
+        let no_spec = serde_json::json!({"metadata": {"name": "nospec", "namespace": "x"}});
+        for v in [rich, bare, no_spec] {
+            let text = v.to_string();
+            let whole: core::Pod = serde_json::from_value(v).unwrap();
+            let a = PodInfo::from_pod(whole.clone()).unwrap();
+            let b = PodInfo::from_wire(&WirePod::from_json(&text).unwrap()).unwrap();
+            let images: Vec<String> = whole
+                .spec
+                .iter()
+                .flat_map(|s| &s.containers)
+                .map(|c| c.image.clone().unwrap_or_default())
+                .collect();
+            let preferred = whole
+                .spec
+                .as_ref()
+                .and_then(|s| s.affinity.as_ref())
+                .and_then(|a| a.node_affinity.as_ref())
+                .and_then(|n| {
+                    n.preferred_during_scheduling_ignored_during_execution
+                        .clone()
+                })
+                .unwrap_or_default();
+            for info in [&a, &b] {
+                assert_eq!(info.container_images().len(), images.len());
+                assert_eq!(info.container_images().collect::<Vec<_>>(), images);
+                assert_eq!(info.preferred_node_affinity(), &preferred[..]);
+            }
+            assert!(!b.object.is_decoded(), "{text}");
+            assert_eq!(b.object(), Some(&whole));
+            let b = b.without_object();
+            assert_eq!(b.container_images().count(), 0);
+            assert!(b.preferred_node_affinity().is_empty());
+        }
+        let rich =
+            PodInfo::from_wire(&WirePod::from_json(&rich_pod().to_string()).unwrap()).unwrap();
+        assert_eq!(
+            rich.container_images().collect::<Vec<_>>(),
+            ["nginx:1", "busybox"]
+        );
+        assert_eq!(rich.preferred_node_affinity().len(), 1);
     }
 
     /// The identity and status fields the controller and preemption read are decoded into the

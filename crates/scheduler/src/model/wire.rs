@@ -10,9 +10,12 @@
 //! preemptionPolicy; of the status startTime and nominatedNodeName. Unknown fields (images,
 //! commands, env, probes, most of the status) are skipped by serde without being built.
 //!
-//! The whole `v1.Pod` is decoded from the kept text only when something asks for it
-//! ([`PodObject::get`]): the extenders' arguments, the score-only inputs of the pod being
-//! scheduled, the queue's `isPodUpdated`, a status patch. A bound pod's text is dropped by
+//! The score-only inputs of the pod being scheduled — its containers' images (ImageLocality)
+//! and its preferred node affinity (NodeAffinity's score) — are decoded with the scheduling
+//! fields and kept beside the text ([`PodObject::container_images`],
+//! [`PodObject::preferred_node_affinity`]), so scheduling a pod does not decode it whole. The
+//! whole `v1.Pod` is decoded from the kept text only when something asks for it
+//! ([`PodObject::get`]): the extenders' arguments, the queue's `isPodUpdated`, a status patch. A bound pod's text is dropped by
 //! the cache unless an extender needs full objects, so a follower never decodes a whole pod.
 //!
 //! Pure serde + k8s-openapi: cluster mode (`controller/`) gives [`WirePod`] its
@@ -97,6 +100,9 @@ pub struct WirePodSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WireContainer {
+    /// `image`, as decoded; a [`WirePod`] moves its containers' images into its object's
+    /// score-only inputs ([`PodObject::container_images`]), leaving `None` here.
+    pub image: Option<String>,
     /// `resources` (requests only).
     pub resources: Option<WireResources>,
     /// `ports`.
@@ -148,12 +154,13 @@ impl WirePod {
 
     /// Decode the scheduling fields of `json`, which the pod keeps (not copied again).
     fn from_text(json: Box<str>) -> Result<WirePod, serde_json::Error> {
-        let f: Fields = serde_json::from_str(&json)?;
+        let mut f: Fields = serde_json::from_str(&json)?;
+        let score = ScoreInputs::take_from(f.spec.as_mut());
         Ok(WirePod(Box::new(WirePodParts {
             metadata: f.metadata,
             spec: f.spec,
             status: f.status,
-            object: PodObject::json(json),
+            object: PodObject::json(json, score),
         })))
     }
 
@@ -205,8 +212,70 @@ pub struct PodObject(Option<Arc<ObjectCell>>);
 #[derive(Debug)]
 struct ObjectCell {
     json: Option<Box<str>>,
+    /// The score-only inputs decoded with the scheduling fields (kept with the text; a decoded
+    /// object is read instead).
+    score: ScoreInputs,
     pod: OnceLock<Option<Arc<core::Pod>>>,
 }
+
+/// The score-only inputs of a pod kept as text, decoded with its scheduling fields.
+#[derive(Debug, Default)]
+struct ScoreInputs {
+    /// `spec.containers[*].image`, in order.
+    images: Box<[Option<String>]>,
+    /// `spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
+    preferred_node_affinity: Vec<core::PreferredSchedulingTerm>,
+}
+
+impl ScoreInputs {
+    /// Move the images out of `spec`'s containers; copy its preferred node-affinity terms
+    /// (the rest of the affinity stays for [`PodInfo`](super::PodInfo)'s build).
+    fn take_from(spec: Option<&mut WirePodSpec>) -> ScoreInputs {
+        let Some(spec) = spec else {
+            return ScoreInputs::default();
+        };
+        ScoreInputs {
+            images: spec.containers.iter_mut().map(|c| c.image.take()).collect(),
+            preferred_node_affinity: spec
+                .affinity
+                .as_ref()
+                .and_then(|a| a.node_affinity.as_ref())
+                .and_then(|na| {
+                    na.preferred_during_scheduling_ignored_during_execution
+                        .clone()
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The images of a pod's containers, in order ([`PodObject::container_images`]): `""` for a
+/// container without one.
+#[derive(Debug, Clone)]
+pub enum ContainerImages<'a> {
+    /// Read from a decoded `v1.Pod`.
+    Decoded(std::slice::Iter<'a, core::Container>),
+    /// Read from the inputs decoded with the scheduling fields.
+    Wire(std::slice::Iter<'a, Option<String>>),
+}
+
+impl<'a> Iterator for ContainerImages<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            ContainerImages::Decoded(it) => it.next().map(|c| c.image.as_deref().unwrap_or("")),
+            ContainerImages::Wire(it) => it.next().map(|i| i.as_deref().unwrap_or("")),
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            ContainerImages::Decoded(it) => it.size_hint(),
+            ContainerImages::Wire(it) => it.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for ContainerImages<'_> {}
 
 impl PodObject {
     /// No object.
@@ -218,14 +287,16 @@ impl PodObject {
     pub fn decoded(pod: Arc<core::Pod>) -> PodObject {
         PodObject(Some(Arc::new(ObjectCell {
             json: None,
+            score: ScoreInputs::default(),
             pod: OnceLock::from(Some(pod)),
         })))
     }
 
-    /// An object's JSON text, decoded on first use.
-    pub fn json(json: Box<str>) -> PodObject {
+    /// An object's JSON text, decoded on first use, with its score-only inputs decoded.
+    fn json(json: Box<str>, score: ScoreInputs) -> PodObject {
         PodObject(Some(Arc::new(ObjectCell {
             json: Some(json),
+            score,
             pod: OnceLock::new(),
         })))
     }
@@ -244,6 +315,54 @@ impl PodObject {
     /// [`PodObject::get`], shared.
     pub fn arc(&self) -> Option<Arc<core::Pod>> {
         self.get_arc().cloned()
+    }
+
+    /// `spec.containers[*].image` in order (`""` for a container without one; none when no
+    /// object is kept): ImageLocality's input, read without decoding kept text.
+    pub fn container_images(&self) -> ContainerImages<'_> {
+        match self.0.as_deref() {
+            Some(ObjectCell {
+                json: None, pod, ..
+            }) => {
+                let containers = pod
+                    .get()
+                    .and_then(Option::as_ref)
+                    .and_then(|p| p.spec.as_ref())
+                    .map_or(&[][..], |s| s.containers.as_slice());
+                ContainerImages::Decoded(containers.iter())
+            }
+            Some(cell) => ContainerImages::Wire(cell.score.images.iter()),
+            None => ContainerImages::Wire([].iter()),
+        }
+    }
+
+    /// `spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution` (empty
+    /// when unset or no object is kept): NodeAffinity's score input, read without decoding
+    /// kept text.
+    pub fn preferred_node_affinity(&self) -> &[core::PreferredSchedulingTerm] {
+        match self.0.as_deref() {
+            Some(ObjectCell {
+                json: None, pod, ..
+            }) => pod
+                .get()
+                .and_then(Option::as_ref)
+                .and_then(|p| p.spec.as_ref())
+                .and_then(|s| s.affinity.as_ref())
+                .and_then(|a| a.node_affinity.as_ref())
+                .and_then(|na| {
+                    na.preferred_during_scheduling_ignored_during_execution
+                        .as_deref()
+                })
+                .unwrap_or_default(),
+            Some(cell) => &cell.score.preferred_node_affinity,
+            None => &[],
+        }
+    }
+
+    /// The whole object has been decoded (or was given decoded).
+    #[cfg(test)]
+    pub(crate) fn is_decoded(&self) -> bool {
+        self.0.as_ref().is_some_and(|c| c.pod.get().is_some())
     }
 
     fn get_arc(&self) -> Option<&Arc<core::Pod>> {

@@ -114,16 +114,14 @@ impl ScorePlugin for ImageLocality {
         snapshot: &Snapshot,
         _feasible: &[u32],
     ) -> Result<ScoreMode, Status> {
-        // The pod being scheduled is pending: its object is kept (`PodInfo::object`).
-        let containers = pod
-            .object()
-            .and_then(|p| p.spec.as_ref())
-            .map_or(&[][..], |s| s.containers.as_slice());
+        // The pod being scheduled is pending: its images are kept (`PodInfo::container_images`).
+        let containers = pod.container_images();
+        let num_containers = containers.len();
         let total = snapshot.len();
         let mut images = Vec::new();
         let mut everywhere = 0i64;
-        for c in containers {
-            let name = normalized_image_name(c.image.as_deref().unwrap_or(""));
+        for image in containers {
+            let name = normalized_image_name(image);
             if let Some(st) = snapshot.image_state(&name) {
                 let score = scaled_image_score(st.size, st.num_nodes, total);
                 if st.num_nodes >= total {
@@ -137,7 +135,6 @@ impl ScorePlugin for ImageLocality {
         // has; `calculatePriority` is monotonic, so when both ends give the same score (nothing
         // any node has, too little to pass the minimum, only images every node has, or more
         // than the maximum anyway) every node gets it.
-        let num_containers = containers.len();
         let lowest = calculate_priority(everywhere, num_containers);
         let best = images
             .iter()

@@ -72,19 +72,11 @@ struct PreScoreState {
 /// nodeaffinity, v1.22): terms with weight 0 or no requirement are skipped; an unparsable term is
 /// an error naming it.
 fn preferred_terms(pod: &PodInfo) -> Result<Vec<(NodeSelectorTerm, i64)>, Status> {
-    // Score-only: read from the pending pod's object (`PodInfo::object`).
-    let terms = pod
-        .object()
-        .and_then(|p| p.spec.as_ref())
-        .and_then(|s| s.affinity.as_ref())
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.preferred_during_scheduling_ignored_during_execution
-                .as_ref()
-        });
+    // Score-only: kept with the pending pod's object (`PodInfo::preferred_node_affinity`).
+    let terms = pod.preferred_node_affinity();
     let mut out = Vec::new();
     let mut errs = Vec::new();
-    for (i, t) in terms.into_iter().flatten().enumerate() {
+    for (i, t) in terms.iter().enumerate() {
         if t.weight == 0 || is_empty_term(&t.preference) {
             continue;
         }
