@@ -387,33 +387,45 @@ impl Cache {
 
     /// Account `key` on its node when the node is present, recording the GPU devices chosen.
     fn account(&mut self, key: &str) {
-        let Some(e) = self.pods.get(key) else { return };
-        if self.snapshot.node_index(&e.node).is_none() {
+        if let Some(e) = self.pods.get_mut(key) {
+            Self::account_entry(&mut self.snapshot, key, e);
+        }
+    }
+
+    /// [`Cache::account`] of an entry held apart from `pods` (being inserted): the same
+    /// accounting without looking the key up again or copying the node's name.
+    fn account_entry(snapshot: &mut Snapshot, key: &str, e: &mut Entry) {
+        if snapshot.node_index(&e.node).is_none() {
             return;
         }
-        let (pod, node, gpu) = (e.pod.clone(), e.node.clone(), e.gpu_indexes.clone());
-        if self.snapshot.add_pod(pod, Some(&node), gpu).is_ok() {
-            let devices = self
-                .snapshot
-                .node(&node)
+        if snapshot
+            .add_pod(e.pod.clone(), Some(&e.node), e.gpu_indexes.clone())
+            .is_ok()
+        {
+            let devices = snapshot
+                .node(&e.node)
                 .and_then(|n| n.gpu_assignments.get(key).cloned());
-            if let Some(e) = self.pods.get_mut(key) {
-                e.gpu_indexes = devices.or(e.gpu_indexes.take());
-            }
+            e.gpu_indexes = devices.or(e.gpu_indexes.take());
         }
     }
 
     /// Insert a new entry and account it.
-    fn insert(&mut self, key: String, entry: Entry) {
+    fn insert(&mut self, key: String, mut entry: Entry) {
         if matches!(entry.state, PodState::Assumed { .. }) {
             self.assumed += 1;
         }
-        self.by_node
-            .entry(entry.node.clone())
-            .or_default()
-            .insert(key.clone());
-        self.pods.insert(key.clone(), entry);
-        self.account(&key);
+        // The node's name is copied only for its first pod.
+        match self.by_node.get_mut(&entry.node) {
+            Some(keys) => {
+                keys.insert(key.clone());
+            }
+            None => {
+                self.by_node
+                    .insert(entry.node.clone(), BTreeSet::from([key.clone()]));
+            }
+        }
+        Self::account_entry(&mut self.snapshot, &key, &mut entry);
+        self.pods.insert(key, entry);
     }
 
     /// Remove an entry and unaccount it.

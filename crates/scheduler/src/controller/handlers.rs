@@ -43,7 +43,7 @@ use tracing::{debug, warn};
 
 use super::binder::Attempt;
 use super::mirror::Mirrored;
-use super::watch::{Kind, Tracked, WatchMsg, key_of, split_key};
+use super::watch::{KeepsAssignedText, Kind, Tracked, WatchMsg, key_of, split_key};
 use crate::cache::Cache;
 use crate::model::{PodInfo, WirePod};
 use crate::queue::{ClusterEvent, PriorityQueue, QueuedPodInfo};
@@ -90,6 +90,9 @@ pub(super) struct EventHandlers {
     /// configured, which v1.22 sends `v1.Node`s (and, for preemption, victim `v1.Pod`s).
     /// Otherwise the cache holds the compact model alone.
     keep_objects: bool,
+    /// Held while [`EventHandlers::keep_objects`]: the assigned watch then decodes pods with
+    /// their text (without it otherwise, as the cache would drop it).
+    keeps_assigned_text: Option<KeepsAssignedText>,
     /// The pods seen (pending and assigned) counted by shape: the typical pods of the GPU
     /// fragmentation scorers ([`crate::framework::plugins::gpu_frag::TypicalPodCounter`]).
     /// Maintained only while [`EventHandlers::typical_on`]; empty otherwise.
@@ -193,6 +196,7 @@ impl EventHandlers {
             pdbs: std::collections::BTreeMap::new(),
             scheduler_names: Vec::new(),
             keep_objects: false,
+            keeps_assigned_text: None,
             typical: Default::default(),
             typical_on: true,
         }
@@ -236,13 +240,16 @@ impl EventHandlers {
     /// Keep the API objects of nodes and assigned pods (see [`EventHandlers::keep_objects`]'s
     /// field docs): set when an extender that is not `nodeCacheCapable` is configured.
     pub(super) fn with_kept_objects(mut self, keep: bool) -> EventHandlers {
-        self.keep_objects = keep;
+        self.set_kept_objects(keep);
         self
     }
 
     /// [`EventHandlers::with_kept_objects`] after a policy reload: objects read from now on.
     pub(super) fn set_kept_objects(&mut self, keep: bool) {
         self.keep_objects = keep;
+        if keep != self.keeps_assigned_text.is_some() {
+            self.keeps_assigned_text = keep.then(KeepsAssignedText::new);
+        }
     }
 
     /// Only pending pods whose `spec.schedulerName` is one of `names` are queued (for a pending

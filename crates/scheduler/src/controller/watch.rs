@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::{FutureExt, Stream, StreamExt};
@@ -50,6 +50,86 @@ impl Resource for WirePod {
     }
     fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         &mut self.metadata
+    }
+}
+
+/// How many [`super::handlers::EventHandlers`] keep the API objects of assigned pods
+/// ([`KeepsAssignedText`]): while none does, the assigned watch and the read barrier's LIST
+/// decode each pod without its text ([`AssignedPod`]). Process-wide, as a `Deserialize`
+/// impl sees no state of its own; with several schedulers in one process (tests) the text is
+/// kept when any of them wants it, which the others drop as they always did.
+static ASSIGNED_TEXT_KEEPERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Held by event handlers that keep the API objects of assigned pods (an extender that is not
+/// `nodeCacheCapable` is configured): while one is held, assigned pods are decoded with their
+/// text ([`AssignedPod`]).
+#[derive(Debug)]
+pub(super) struct KeepsAssignedText(());
+
+impl KeepsAssignedText {
+    /// Count one more keeper.
+    pub(super) fn new() -> KeepsAssignedText {
+        ASSIGNED_TEXT_KEEPERS.fetch_add(1, Ordering::Relaxed);
+        KeepsAssignedText(())
+    }
+}
+
+impl Drop for KeepsAssignedText {
+    fn drop(&mut self) {
+        ASSIGNED_TEXT_KEEPERS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A pod of the assigned watch or of the read barrier's LIST: a [`WirePod`] decoded in one
+/// pass without its text ([`WirePod::deserialize_without_object`]) unless some handlers keep
+/// assigned pods' objects ([`KeepsAssignedText`]). The handlers drop a bound pod's object
+/// otherwise, so the text (found by a second pass over the JSON, then copied) was never read:
+/// every replica decodes every bound pod once as the assigned watch delivers it.
+#[derive(Clone, Debug)]
+pub(super) struct AssignedPod(WirePod);
+
+impl Resource for AssignedPod {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+
+    fn kind(dt: &()) -> std::borrow::Cow<'_, str> {
+        WirePod::kind(dt)
+    }
+    fn group(dt: &()) -> std::borrow::Cow<'_, str> {
+        WirePod::group(dt)
+    }
+    fn version(dt: &()) -> std::borrow::Cow<'_, str> {
+        WirePod::version(dt)
+    }
+    fn plural(dt: &()) -> std::borrow::Cow<'_, str> {
+        WirePod::plural(dt)
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.0.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.0.metadata
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AssignedPod {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AssignedPod, D::Error> {
+        if ASSIGNED_TEXT_KEEPERS.load(Ordering::Relaxed) > 0 {
+            <WirePod as serde::Deserialize>::deserialize(d).map(AssignedPod)
+        } else {
+            WirePod::deserialize_without_object(d).map(AssignedPod)
+        }
+    }
+}
+
+/// An [`AssignedPod`] watch event as the event of its [`WirePod`].
+fn assigned_event(ev: WatchEvent<AssignedPod>) -> WatchEvent<WirePod> {
+    match ev {
+        WatchEvent::Apply(o) => WatchEvent::Apply(o.0),
+        WatchEvent::Delete(o) => WatchEvent::Delete(o.0),
+        WatchEvent::InitApply(o) => WatchEvent::InitApply(o.0),
+        WatchEvent::Init => WatchEvent::Init,
+        WatchEvent::InitDone => WatchEvent::InitDone,
     }
 }
 
@@ -282,7 +362,7 @@ pub(super) fn list_assigned_for_barrier(
     after: Duration,
     target: Option<u64>,
 ) {
-    let api = Api::<WirePod>::all(reads.clone());
+    let api = Api::<AssignedPod>::all(reads.clone());
     let tx = tx.clone();
     tokio::spawn(async move {
         tokio::time::sleep(after).await;
@@ -308,7 +388,7 @@ pub(super) fn list_assigned_for_barrier(
                         token = l.metadata.continue_.filter(|c| !c.is_empty());
                         Ok(BarrierPage {
                             rv,
-                            items: l.items,
+                            items: l.items.into_iter().map(|p| p.0).collect(),
                             last: token.is_none(),
                         })
                     }
@@ -367,7 +447,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::AssignedPods,
-        WatchMsg::AssignedPod,
+        |e| WatchMsg::AssignedPod(assigned_event(e)),
     );
     spawn_watch(
         t,
@@ -695,9 +775,18 @@ impl Tracked {
 /// `namespace/name`, or `name` for a cluster-scoped object.
 pub(super) fn key_of<K: Resource>(o: &K) -> String {
     let meta = o.meta();
+    let name = meta.name.as_deref().unwrap_or_default();
     match &meta.namespace {
-        Some(ns) => format!("{ns}/{}", meta.name.clone().unwrap_or_default()),
-        None => meta.name.clone().unwrap_or_default(),
+        // One allocation of the key's length (computed for every pod event, up to three
+        // times): no formatting machinery, no copy of the name first.
+        Some(ns) => {
+            let mut key = String::with_capacity(ns.len() + 1 + name.len());
+            key.push_str(ns);
+            key.push('/');
+            key.push_str(name);
+            key
+        }
+        None => name.to_owned(),
     }
 }
 
@@ -789,6 +878,63 @@ mod tests {
         assert_eq!(list.items.len(), 2);
         assert_eq!(list.metadata.resource_version.as_deref(), Some("40"));
         assert_eq!(list.items[1].object().get(), Some(&whole));
+    }
+
+    /// Assigned pods decode in one pass without their text (no object) through kube's
+    /// watch-event and LIST types, with the same scheduling fields, key and resourceVersion as
+    /// the pending watch's [`WirePod`] and so the same [`PodInfo`] once the cache drops the
+    /// object; while a handler keeps assigned pods' objects ([`KeepsAssignedText`]), the
+    /// text is kept and decodes to the whole pod. A value that is not a pod is an error
+    /// either way.
+    #[test]
+    fn assigned_pods_decode_without_their_text_unless_kept() {
+        use crate::model::PodInfo;
+        let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","resourceVersion":"12","uid":"u1","labels":{"app":"a"},"creationTimestamp":"2026-12-02T00:48:58Z","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u0","controller":true}]},"spec":{"nodeName":"n1","priority":7,"containers":[{"name":"c","image":"i","ports":[{"containerPort":80,"hostPort":8080}],"resources":{"limits":{"cpu":"2"},"requests":{"cpu":"100m","memory":"500Mi"}}}],"initContainers":[{"name":"i","resources":{"requests":{"cpu":"1"}}}],"tolerations":[{"key":"k","operator":"Exists"}]},"status":{"phase":"Running","startTime":"2026-12-02T00:49:00Z"}}"#;
+        let line = format!(r#"{{"type":"ADDED","object":{pod}}}"#);
+        let page = format!(
+            r#"{{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"40"}},"items":[{pod}]}}"#
+        );
+        let wire: kube::core::WatchEvent<WirePod> = serde_json::from_str(&line).unwrap();
+        let kube::core::WatchEvent::Added(wire) = wire else {
+            panic!("not ADDED")
+        };
+        let compact =
+            |w: &WirePod| format!("{:?}", PodInfo::from_wire(w).unwrap().without_object());
+        let ev: kube::core::WatchEvent<AssignedPod> = serde_json::from_str(&line).unwrap();
+        let kube::core::WatchEvent::Added(a) = ev else {
+            panic!("not ADDED")
+        };
+        let list: kube::core::ObjectList<AssignedPod> = serde_json::from_str(&page).unwrap();
+        let bare =
+            WirePod::deserialize_without_object(&mut serde_json::Deserializer::from_str(pod))
+                .unwrap();
+        assert!(!bare.object().is_some());
+        assert_eq!(compact(&bare), compact(&wire));
+        assert_eq!(
+            format!("{:?}", bare.metadata),
+            format!("{:?}", wire.metadata)
+        );
+        for a in [&a, &list.items[0]] {
+            assert_eq!(compact(&a.0), compact(&wire));
+            assert_eq!(
+                (key_of(a), a.resource_version()),
+                (key_of(&wire), wire.resource_version())
+            );
+        }
+        let kept = KeepsAssignedText::new();
+        let ev: kube::core::WatchEvent<AssignedPod> = serde_json::from_str(&line).unwrap();
+        let kube::core::WatchEvent::Added(a) = ev else {
+            panic!("not ADDED")
+        };
+        assert_eq!(a.0.object().get(), wire.object().get());
+        assert!(a.0.object().is_some());
+        drop(kept);
+        assert!(
+            WirePod::deserialize_without_object(&mut serde_json::Deserializer::from_str(
+                r#"{"spec":{"containers":7}}"#
+            ))
+            .is_err()
+        );
     }
 
     /// A list that starts with nothing present (every first list) does not collect its keys a
