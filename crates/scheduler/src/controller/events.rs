@@ -498,16 +498,43 @@ impl EventRecorder {
 /// (`/apis/events.k8s.io/v1/namespaces/{ns}/events`), without cloning the client into an `Api`.
 async fn create_event(client: &Client, ns: &str, ev: &Event) -> kube::Result<()> {
     let body = serde_json::to_vec(ev).map_err(kube::Error::SerdeError)?;
-    let req = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
-        .create(&PostParams::default(), body)
-        .map_err(kube::Error::BuildRequest)?;
-    client.request_text(req).await.map(drop)
+    client
+        .request_text(create_event_request(ns, body)?)
+        .await
+        .map(drop)
+}
+
+/// The request of [`create_event`]: what kube's
+/// `Request::new(Event::url_path(ns)).create(&PostParams::default(), body)` builds (the same
+/// URI, with its `?`, and header), formatted in one pass instead of three, per Event.
+fn create_event_request(ns: &str, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    http::Request::post(format!("/apis/events.k8s.io/v1/namespaces/{ns}/events?"))
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .map_err(|e| kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e)))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// [`create_event_request`] is kube's `Request::create` of an Event with default
+    /// `PostParams`: method, URI, headers and body.
+    #[test]
+    fn create_event_request_is_kubes_create() {
+        for ns in ["default", "kube-system", ""] {
+            let body = br#"{"kind":"Event"}"#.to_vec();
+            let want = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
+                .create(&PostParams::default(), body.clone())
+                .unwrap();
+            let got = create_event_request(ns, body).unwrap();
+            assert_eq!(got.method(), want.method());
+            assert_eq!(got.uri(), want.uri());
+            assert_eq!(got.headers(), want.headers());
+            assert_eq!(got.body(), want.body());
+        }
+    }
 
     /// The event of upstream's tests: regarding `baz/foo` (uid `bar`) `.spec.containers[1]`,
     /// related `.spec.containers[0]`, controller `eventTest`, action `started`, reason `test`.

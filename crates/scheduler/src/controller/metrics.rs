@@ -338,8 +338,79 @@ pub fn url_template(path: &str) -> String {
     out
 }
 
-/// [`url_template`] of `path` appended to `out`, without a buffer of its own.
+/// Segments of a path [`push_url_template`] templates in one pass over a fixed array; longer
+/// paths take [`push_url_template_general`].
+const TEMPLATE_SEGMENTS: usize = 16;
+
+/// [`url_template`] of `path` appended to `out`, without a buffer of its own: the path's
+/// non-empty segments found in one pass over its bytes (every request of every client comes
+/// through here; the iterator walk of [`push_url_template_general`] went over the path three
+/// times).
 fn push_url_template(out: &mut String, path: &str) {
+    let mut parts = [""; TEMPLATE_SEGMENTS];
+    let mut n = 0;
+    let mut start = 0;
+    for (i, b) in path.bytes().chain(std::iter::once(b'/')).enumerate() {
+        if b != b'/' {
+            continue;
+        }
+        // `/` is ASCII: `start..i` lies on character boundaries.
+        if let Some(seg) = path.get(start..i).filter(|s| !s.is_empty()) {
+            if n == TEMPLATE_SEGMENTS {
+                return push_url_template_general(out, path);
+            }
+            parts[n] = seg;
+            n += 1;
+        }
+        start = i + 1;
+    }
+    let parts = &parts[..n];
+    let seg = |out: &mut String, s: &str| {
+        out.push('/');
+        out.push_str(s);
+    };
+    let prefix = match parts.first() {
+        Some(&"api") => 2,
+        Some(&"apis") => 3,
+        _ => {
+            out.push_str(path);
+            return;
+        }
+    };
+    let prefix = prefix.min(parts.len());
+    for s in &parts[..prefix] {
+        seg(out, s);
+    }
+    let rest = &parts[prefix..];
+    let Some(&first) = rest.first() else {
+        return;
+    };
+    let mut i = 1;
+    if first == "namespaces" && rest.len() >= 2 {
+        // namespaces/{namespace}[/resource[/{name}[/sub...]]]; `namespaces/x` alone is
+        // the Namespace object itself.
+        seg(out, "namespaces");
+        seg(out, if rest.len() == 2 { "{name}" } else { "{namespace}" });
+        i = 2;
+        if let Some(resource) = rest.get(i) {
+            seg(out, resource);
+            i += 1;
+        }
+    } else {
+        // Cluster-scoped: resource[/{name}[/sub...]].
+        seg(out, first);
+    }
+    if i < rest.len() {
+        seg(out, "{name}");
+        for s in &rest[i + 1..] {
+            seg(out, s);
+        }
+    }
+}
+
+/// [`push_url_template`] for any number of segments (the walk over an iterator: paths of more
+/// than [`TEMPLATE_SEGMENTS`] segments, which no API path has).
+fn push_url_template_general(out: &mut String, path: &str) {
     fn seg(out: &mut String, s: &str) {
         out.push('/');
         out.push_str(s);
@@ -611,6 +682,47 @@ mod tests {
         ]));
         assert_eq!(value("active", "PodAdd"), 5);
         assert_eq!(value("backoff", "ScheduleAttemptFailure"), 1);
+    }
+
+    /// The one-pass template is the iterator walk's, on API paths of every shape, odd ones
+    /// (doubled and trailing slashes, no prefix, non-ASCII) and paths longer than its array.
+    #[test]
+    fn url_template_one_pass_is_the_general_walk() {
+        let long = format!("/api/v1/namespaces/ns/pods/p{}", "/x".repeat(20));
+        let paths = [
+            "",
+            "/",
+            "//",
+            "/api",
+            "/api/",
+            "/api/v1",
+            "/apis/events.k8s.io/v1",
+            "/api/v1/nodes",
+            "/api/v1/nodes/n-1",
+            "/api/v1/nodes/n-1/status",
+            "/api/v1/namespaces",
+            "/api/v1/namespaces/ns",
+            "/api/v1/namespaces/ns/pods",
+            "/api/v1/namespaces/ns/pods/p/binding",
+            "/api/v1/namespaces/ns/pods/p/status/extra/more",
+            "/apis/coordination.k8s.io/v1/namespaces/default/leases/mini-scheduler",
+            "/apis/events.k8s.io/v1/namespaces/ns/events",
+            "/api//v1///namespaces/ns//pods/p/",
+            "/version",
+            "/healthz/ready",
+            "relative/api/v1",
+            "/api/v1/namespaces/né/pods/🙂",
+            "/api/v1/x/y/z/a/b/c/d/e/f/g/h/i/j/k",
+            "/api/v1/x/y/z/a/b/c/d/e/f/g/h/i/j/k/l",
+            &long,
+        ];
+        for path in paths {
+            let mut fast = String::new();
+            push_url_template(&mut fast, path);
+            let mut general = String::new();
+            push_url_template_general(&mut general, path);
+            assert_eq!(fast, general, "{path:?}");
+        }
     }
 
     #[test]
