@@ -266,6 +266,45 @@ impl SchedulerMetrics {
     }
 }
 
+/// The children of one metric family the scheduling loop touches on every cycle, each looked
+/// up with `with_label_values` (a hash of its label values and a lock of the family) the first
+/// time, then kept: the same child, created at the same moment as without the cache (no series
+/// appears earlier in the exposition), at a scan of a few entries per use instead. The label
+/// values are static strings (extension points, status codes, results, profile, queue names).
+pub struct Children<const N: usize, M> {
+    resolved: Vec<([&'static str; N], M)>,
+}
+
+impl<const N: usize, M> Default for Children<N, M> {
+    fn default() -> Self {
+        Children {
+            resolved: Vec::new(),
+        }
+    }
+}
+
+impl<const N: usize, M> Children<N, M> {
+    /// The child of `family` with `labels`: `family.with_label_values(&labels)`, resolved once.
+    pub fn get<T>(
+        &mut self,
+        family: &prometheus::core::MetricVec<T>,
+        labels: [&'static str; N],
+    ) -> &M
+    where
+        T: prometheus::core::MetricVecBuilder<M = M>,
+    {
+        let i = match self.resolved.iter().position(|(l, _)| *l == labels) {
+            Some(i) => i,
+            None => {
+                self.resolved
+                    .push((labels, family.with_label_values(&labels)));
+                self.resolved.len() - 1
+            }
+        };
+        &self.resolved[i].1
+    }
+}
+
 /// client-go's REST client metrics (component-base v0.22 `metrics/prometheus/restclient`),
 /// observed by [`RestClientLayer`] on the kube client's tower stack.
 #[derive(Clone)]
@@ -390,7 +429,14 @@ fn push_url_template(out: &mut String, path: &str) {
         // namespaces/{namespace}[/resource[/{name}[/sub...]]]; `namespaces/x` alone is
         // the Namespace object itself.
         seg(out, "namespaces");
-        seg(out, if rest.len() == 2 { "{name}" } else { "{namespace}" });
+        seg(
+            out,
+            if rest.len() == 2 {
+                "{name}"
+            } else {
+                "{namespace}"
+            },
+        );
         i = 2;
         if let Some(resource) = rest.get(i) {
             seg(out, resource);
