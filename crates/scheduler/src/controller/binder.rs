@@ -231,7 +231,10 @@ fn binding_body(
             term.lease_uid.as_deref().unwrap_or_default(),
         ),
         (ANNOTATION_LEASE_TRANSITIONS, &transitions),
-        (ANNOTATION_GPU_INDEXES, gpu_list.as_deref().unwrap_or_default()),
+        (
+            ANNOTATION_GPU_INDEXES,
+            gpu_list.as_deref().unwrap_or_default(),
+        ),
     ];
     let annotations = &mut annotations[..if gpu_list.is_some() { 4 } else { 3 }];
     annotations.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -416,17 +419,15 @@ mod tests {
             pod.namespace = ns.into();
             pod.name = name.into();
             let body = b"{}".to_vec();
-            let want = kube::core::Request::new(<core::Pod as kube::Resource>::url_path(
-                &(),
-                Some(ns),
-            ))
-            .create_subresource(
-                "binding",
-                name,
-                &kube::api::PostParams::default(),
-                body.clone(),
-            )
-            .expect("kube builds it");
+            let want =
+                kube::core::Request::new(<core::Pod as kube::Resource>::url_path(&(), Some(ns)))
+                    .create_subresource(
+                        "binding",
+                        name,
+                        &kube::api::PostParams::default(),
+                        body.clone(),
+                    )
+                    .expect("kube builds it");
             let got = binding_request(&pod, body).expect("built");
             assert_eq!(got.method(), want.method());
             assert_eq!(got.uri(), want.uri());
