@@ -101,6 +101,18 @@ pub fn attempts_label(attempts: u32) -> String {
     }
 }
 
+/// [`attempts_label`] as a static string (no allocation per bound pod).
+pub fn attempts_label_str(attempts: u32) -> &'static str {
+    const LABELS: [&str; 15] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
+    ];
+    usize::try_from(attempts)
+        .ok()
+        .and_then(|i| LABELS.get(i))
+        .copied()
+        .unwrap_or("15+")
+}
+
 impl SchedulerMetrics {
     /// Create and register the families.
     ///
@@ -703,6 +715,13 @@ mod tests {
                     assert!((g - w).abs() <= w * 1e-9, "{name}: {got:?} vs {want:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn attempts_label_str_is_attempts_label() {
+        for a in (0..40).chain([u32::MAX - 1, u32::MAX]) {
+            assert_eq!(attempts_label_str(a), attempts_label(a), "{a}");
         }
     }
 

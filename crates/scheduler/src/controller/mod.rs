@@ -204,8 +204,9 @@ struct Scheduler {
     /// The cache, the queue and the pods between them, fed by the watches.
     h: EventHandlers,
     metrics: SchedulerMetrics,
-    /// FailedScheduling events and `PodScheduled` conditions.
-    report: Reporter,
+    /// FailedScheduling events and `PodScheduled` conditions (shared with every binding task:
+    /// one reference count per pod instead of a copy of its clients and names).
+    report: Arc<Reporter>,
     /// This replica leads (set by the loop); only then are failures reported.
     leading: bool,
     binds: JoinSet<()>,
@@ -244,6 +245,8 @@ struct CycleMetrics {
     pending: metrics::Children<1, prometheus::IntGauge>,
     /// `cache_size` by type.
     cache_size: metrics::Children<1, prometheus::IntGauge>,
+    /// `pod_scheduling_duration` by attempts.
+    pod_duration: metrics::Children<1, prometheus::Histogram>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -309,13 +312,13 @@ pub async fn run(
                 Vec::new()
             }),
         metrics,
-        report: Reporter {
+        report: Arc::new(Reporter {
             client,
             limiter,
             recorder,
             event_limiter,
             leader: leader.clone(),
-        },
+        }),
         leading: false,
         binds: JoinSet::new(),
         tx,
@@ -766,6 +769,18 @@ impl Scheduler {
         }
     }
 
+    /// [`SchedulerMetrics::observe_pod_scheduled`], through the resolved children.
+    fn observe_pod_scheduled(&mut self, attempts: u32, since_first_queued: Duration) {
+        let (m, c) = (&self.metrics, &mut self.children);
+        m.pod_scheduling_attempts.observe(f64::from(attempts));
+        c.pod_duration
+            .get(
+                &m.pod_scheduling_duration,
+                [metrics::attempts_label_str(attempts)],
+            )
+            .observe(since_first_queued.as_secs_f64());
+    }
+
     /// [`SchedulerMetrics::observe_attempt`] of this replica's profile, through the resolved
     /// children.
     fn observe_attempt(&mut self, result: &'static str, seconds: f64) {
@@ -1141,7 +1156,7 @@ impl Scheduler {
         match result {
             BindResult::Bound => {
                 debug!(pod = %key, node = %node, "Successfully bound pod to node");
-                self.metrics.observe_pod_scheduled(
+                self.observe_pod_scheduled(
                     attempt.attempts,
                     now().saturating_duration_since(attempt.initial_attempt_timestamp),
                 );
