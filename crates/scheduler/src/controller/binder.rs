@@ -6,10 +6,7 @@ use std::sync::Arc;
 
 use election::LeadershipGuard;
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1 as core;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
-use kube::api::PostParams;
 use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
@@ -184,41 +181,14 @@ async fn bind(
     guard: &LeadershipGuard,
     identity: &str,
 ) -> BindResult {
-    let term = guard.term().clone();
-    let mut annotations = std::collections::BTreeMap::from([
-        (ANNOTATION_SCHEDULED_BY.to_string(), identity.to_string()),
-        (
-            ANNOTATION_LEASE_UID.to_string(),
-            term.lease_uid.clone().unwrap_or_default(),
-        ),
-        (
-            ANNOTATION_LEASE_TRANSITIONS.to_string(),
-            term.lease_transitions.to_string(),
-        ),
-    ]);
-    if let Some(idx) = gpu {
-        let list: Vec<String> = idx.iter().map(u32::to_string).collect();
-        annotations.insert(ANNOTATION_GPU_INDEXES.to_string(), list.join(","));
-    }
-    let binding = core::Binding {
-        metadata: ObjectMeta {
-            name: Some(pod.name.clone()),
-            namespace: Some(pod.namespace.clone()),
-            uid: (!pod.uid.is_empty()).then(|| pod.uid.clone()),
-            annotations: Some(annotations),
-            ..Default::default()
-        },
-        target: core::ObjectReference {
-            api_version: Some("v1".into()),
-            kind: Some("Node".into()),
-            name: Some(node.to_string()),
-            ..Default::default()
-        },
+    let body = match binding_body(pod, node, gpu, guard.term(), identity) {
+        Ok(b) => b,
+        Err(e) => return BindResult::Failed(kube::Error::SerdeError(e).to_string()),
     };
     if let Err(e) = guard.check() {
         return BindResult::NotLeading(e.to_string());
     }
-    match post_binding(client, pod, &binding).await {
+    match post_binding(client, pod, body).await {
         Ok(()) => BindResult::Bound,
         Err(kube::Error::Api(s)) if s.code == 409 && s.message.contains("already assigned") => {
             // `pod X is already assigned to node "Y"`: to the node we chose, the Binding we
@@ -237,19 +207,93 @@ async fn bind(
     }
 }
 
-/// `POST /api/v1/namespaces/{ns}/pods/{name}/binding` with `binding`: the request
-/// `Api::create_subresource` sends, without decoding the answer of a success (the API server's
-/// `Status` of a created Binding, which nothing reads). A failure is the API's `Status`
-/// ([`kube::Error::Api`]), as from `Api::create_subresource`.
-async fn post_binding(client: &Client, pod: &PodInfo, binding: &core::Binding) -> kube::Result<()> {
-    let body = serde_json::to_vec(binding).map_err(kube::Error::SerdeError)?;
-    let url = <core::Pod as kube::Resource>::url_path(&(), Some(&pod.namespace));
-    let mut req = kube::core::Request::new(url)
-        .create_subresource("binding", &pod.name, &PostParams::default(), body)
-        .map_err(kube::Error::BuildRequest)?;
+/// The JSON of the `core::Binding` of `pod` to `node` with this replica's annotations (the GPU
+/// devices too when given), byte for byte what `serde_json::to_vec` makes of that object
+/// (k8s-openapi writes the fields in alphabetical order, a `BTreeMap` sorts the annotations,
+/// every string is escaped by serde_json): written straight into one buffer instead of
+/// building the object (eight `String`s and a map) and serialising it, per bound pod.
+fn binding_body(
+    pod: &PodInfo,
+    node: &str,
+    gpu: Option<&[u32]>,
+    term: &election::LeaderTerm,
+    identity: &str,
+) -> serde_json::Result<Vec<u8>> {
+    let transitions = term.lease_transitions.to_string();
+    let gpu_list = gpu.map(|idx| {
+        let list: Vec<String> = idx.iter().map(u32::to_string).collect();
+        list.join(",")
+    });
+    let mut annotations: [(&str, &str); 4] = [
+        (ANNOTATION_SCHEDULED_BY, identity),
+        (
+            ANNOTATION_LEASE_UID,
+            term.lease_uid.as_deref().unwrap_or_default(),
+        ),
+        (ANNOTATION_LEASE_TRANSITIONS, &transitions),
+        (
+            ANNOTATION_GPU_INDEXES,
+            gpu_list.as_deref().unwrap_or_default(),
+        ),
+    ];
+    let annotations = &mut annotations[..if gpu_list.is_some() { 4 } else { 3 }];
+    annotations.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut out = Vec::with_capacity(
+        256 + pod.name.len() + pod.namespace.len() + pod.uid.len() + node.len() + identity.len(),
+    );
+    out.extend_from_slice(br#"{"apiVersion":"v1","kind":"Binding","metadata":{"annotations":{"#);
+    for (i, (k, v)) in annotations.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, k)?;
+        out.push(b':');
+        serde_json::to_writer(&mut out, v)?;
+    }
+    out.extend_from_slice(br#"},"name":"#);
+    serde_json::to_writer(&mut out, &pod.name)?;
+    out.extend_from_slice(br#","namespace":"#);
+    serde_json::to_writer(&mut out, &pod.namespace)?;
+    if !pod.uid.is_empty() {
+        out.extend_from_slice(br#","uid":"#);
+        serde_json::to_writer(&mut out, &pod.uid)?;
+    }
+    out.extend_from_slice(br#"},"target":{"apiVersion":"v1","kind":"Node","name":"#);
+    serde_json::to_writer(&mut out, node)?;
+    out.extend_from_slice(b"}}");
+    Ok(out)
+}
+
+/// `POST /api/v1/namespaces/{ns}/pods/{name}/binding` with `body`: the request
+/// `Api::create_subresource` sends (the same URI, `?` and all, the same header, the same
+/// validation of the name), built without its URL formatting passes, and without decoding the
+/// answer of a success (the API server's `Status` of a created Binding, which nothing reads). A
+/// failure is the API's `Status` ([`kube::Error::Api`]), as from `Api::create_subresource`.
+async fn post_binding(client: &Client, pod: &PodInfo, body: Vec<u8>) -> kube::Result<()> {
+    let mut req = binding_request(pod, body)?;
     // The request's name in the client's trace span, as `Api::create_subresource` names it.
     req.extensions_mut().insert("create_subresource");
     client.request_text(req).await.map(drop)
+}
+
+/// The `http::Request` of [`post_binding`]: what kube's
+/// `Request::new(Pod::url_path(ns)).create_subresource("binding", name, &PostParams::default(), body)`
+/// builds.
+fn binding_request(pod: &PodInfo, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    use kube::core::request::Error as RequestError;
+    if pod.name.is_empty() {
+        return Err(kube::Error::BuildRequest(RequestError::Validation(
+            "A non-empty name is required".into(),
+        )));
+    }
+    let url = format!(
+        "/api/v1/namespaces/{}/pods/{}/binding?",
+        pod.namespace, pod.name
+    );
+    http::Request::post(url)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .map_err(|e| kube::Error::BuildRequest(RequestError::BuildRequest(e)))
 }
 
 #[cfg(test)]
@@ -276,6 +320,127 @@ mod tests {
         );
         assert_eq!(assigned_node("pod p is already assigned to node n-1"), None);
         assert_eq!(assigned_node("the object has been modified"), None);
+    }
+
+    /// The Binding as an object (the way it was built before [`binding_body`]): the reference
+    /// the hand-written bytes are checked against.
+    fn binding_object(
+        pod: &PodInfo,
+        node: &str,
+        gpu: Option<&[u32]>,
+        term: &election::LeaderTerm,
+        identity: &str,
+    ) -> k8s_openapi::api::core::v1::Binding {
+        use k8s_openapi::api::core::v1 as core;
+        let mut annotations = std::collections::BTreeMap::from([
+            (ANNOTATION_SCHEDULED_BY.to_string(), identity.to_string()),
+            (
+                ANNOTATION_LEASE_UID.to_string(),
+                term.lease_uid.clone().unwrap_or_default(),
+            ),
+            (
+                ANNOTATION_LEASE_TRANSITIONS.to_string(),
+                term.lease_transitions.to_string(),
+            ),
+        ]);
+        if let Some(idx) = gpu {
+            let list: Vec<String> = idx.iter().map(u32::to_string).collect();
+            annotations.insert(ANNOTATION_GPU_INDEXES.to_string(), list.join(","));
+        }
+        core::Binding {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(pod.name.clone()),
+                namespace: Some(pod.namespace.clone()),
+                uid: (!pod.uid.is_empty()).then(|| pod.uid.clone()),
+                annotations: Some(annotations),
+                ..Default::default()
+            },
+            target: core::ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("Node".into()),
+                name: Some(node.to_string()),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// The Binding written by hand is byte for byte serde_json's of the `core::Binding`
+    /// object: with and without a UID, a lease UID and GPU devices, and with strings that
+    /// need escaping.
+    #[test]
+    fn binding_body_is_serde_jsons_binding() {
+        let mut pod = crate::framework::plugins::testutil::pod("p-0").info();
+        let terms = [
+            election::LeaderTerm {
+                lease_uid: Some("0b1c-uid".into()),
+                lease_transitions: 7,
+                identity: "me".into(),
+                acquired_at: tokio::time::Instant::now(),
+                lease_resource_version: Some("12".into()),
+            },
+            election::LeaderTerm {
+                lease_uid: None,
+                lease_transitions: -1,
+                identity: "me".into(),
+                acquired_at: tokio::time::Instant::now(),
+                lease_resource_version: None,
+            },
+        ];
+        let odd = "q\"uo\\te\n\u{1}\u{7f}é🙂/<>&";
+        for (uid, ns, node, identity) in [
+            ("", "default", "n-1", "replica-0_abc"),
+            ("u-1", "ns-2", "node.example", "me"),
+            (odd, odd, odd, odd),
+        ] {
+            pod.uid = uid.into();
+            pod.namespace = ns.into();
+            pod.name = format!("{node}-pod");
+            for term in &terms {
+                for gpu in [None, Some(&[][..]), Some(&[0, 3, 12][..])] {
+                    let want = serde_json::to_vec(&binding_object(&pod, node, gpu, term, identity))
+                        .expect("serialises");
+                    let got = binding_body(&pod, node, gpu, term, identity).expect("written");
+                    assert_eq!(
+                        String::from_utf8_lossy(&got),
+                        String::from_utf8_lossy(&want)
+                    );
+                }
+            }
+        }
+    }
+
+    /// The request is kube's `create_subresource("binding", ...)` with default `PostParams`:
+    /// method, URI, headers and body; an empty name fails the same way.
+    #[test]
+    fn binding_request_is_kubes_create_subresource() {
+        use k8s_openapi::api::core::v1 as core;
+        let mut pod = crate::framework::plugins::testutil::pod("p-0").info();
+        for (ns, name) in [("default", "p-0"), ("kube-system", "a.b-c"), ("", "x")] {
+            pod.namespace = ns.into();
+            pod.name = name.into();
+            let body = b"{}".to_vec();
+            let want =
+                kube::core::Request::new(<core::Pod as kube::Resource>::url_path(&(), Some(ns)))
+                    .create_subresource(
+                        "binding",
+                        name,
+                        &kube::api::PostParams::default(),
+                        body.clone(),
+                    )
+                    .expect("kube builds it");
+            let got = binding_request(&pod, body).expect("built");
+            assert_eq!(got.method(), want.method());
+            assert_eq!(got.uri(), want.uri());
+            assert_eq!(got.headers(), want.headers());
+            assert_eq!(got.body(), want.body());
+        }
+        pod.name = String::new();
+        let want = kube::core::Request::new("/api/v1/namespaces/default/pods")
+            .create_subresource("binding", "", &kube::api::PostParams::default(), Vec::new())
+            .map_err(kube::Error::BuildRequest)
+            .expect_err("no name");
+        let got = binding_request(&pod, Vec::new()).expect_err("no name");
+        assert_eq!(got.to_string(), want.to_string());
     }
 
     /// An extender that binds the pod is called (on the blocking pool) while the fence holds;

@@ -37,7 +37,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
 use tokio::time::Instant;
 use tracing::debug;
@@ -497,17 +497,266 @@ impl EventRecorder {
 /// are the API's `Status`, as with [`Api::create`]. The URL is `Api::<Event>::namespaced`'s
 /// (`/apis/events.k8s.io/v1/namespaces/{ns}/events`), without cloning the client into an `Api`.
 async fn create_event(client: &Client, ns: &str, ev: &Event) -> kube::Result<()> {
-    let body = serde_json::to_vec(ev).map_err(kube::Error::SerdeError)?;
-    let req = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
-        .create(&PostParams::default(), body)
-        .map_err(kube::Error::BuildRequest)?;
-    client.request_text(req).await.map(drop)
+    let body = event_json(ev).map_err(kube::Error::SerdeError)?;
+    client
+        .request_text(create_event_request(ns, body)?)
+        .await
+        .map(drop)
+}
+
+/// The request of [`create_event`]: what kube's
+/// `Request::new(Event::url_path(ns)).create(&PostParams::default(), body)` builds (the same
+/// URI, with its `?`, and header), formatted in one pass instead of three, per Event.
+fn create_event_request(ns: &str, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    http::Request::post(format!("/apis/events.k8s.io/v1/namespaces/{ns}/events?"))
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .map_err(|e| kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e)))
+}
+
+/// The JSON of `ev`, byte for byte what `serde_json::to_vec` makes of it (k8s-openapi's field
+/// order: `apiVersion`, `kind`, then the others alphabetically; absent optional fields left
+/// out), written into one buffer: the top-level fields by hand, the nested objects through
+/// serde_json, and `eventTime` formatted directly instead of through jiff's `strtime` (which
+/// parses its format string on every call: most of the serialising of a `Scheduled` Event).
+fn event_json(ev: &Event) -> serde_json::Result<Vec<u8>> {
+    use serde_json::to_writer;
+    fn key(out: &mut Vec<u8>, k: &str) {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(b"\":");
+    }
+    fn string(out: &mut Vec<u8>, k: &str, v: Option<&String>) -> serde_json::Result<()> {
+        if let Some(v) = v {
+            key(out, k);
+            to_writer(&mut *out, v)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::with_capacity(640);
+    out.push(b'{');
+    out.extend_from_slice(b"\"apiVersion\":");
+    to_writer(&mut out, <Event as k8s_openapi::Resource>::API_VERSION)?;
+    key(&mut out, "kind");
+    to_writer(&mut out, <Event as k8s_openapi::Resource>::KIND)?;
+    string(&mut out, "action", ev.action.as_ref())?;
+    if let Some(v) = &ev.deprecated_count {
+        key(&mut out, "deprecatedCount");
+        to_writer(&mut out, v)?;
+    }
+    if let Some(v) = &ev.deprecated_first_timestamp {
+        key(&mut out, "deprecatedFirstTimestamp");
+        to_writer(&mut out, v)?;
+    }
+    if let Some(v) = &ev.deprecated_last_timestamp {
+        key(&mut out, "deprecatedLastTimestamp");
+        to_writer(&mut out, v)?;
+    }
+    if let Some(v) = &ev.deprecated_source {
+        key(&mut out, "deprecatedSource");
+        to_writer(&mut out, v)?;
+    }
+    if let Some(v) = &ev.event_time {
+        key(&mut out, "eventTime");
+        match micro_time(v.0) {
+            Some(text) => {
+                out.push(b'"');
+                out.extend_from_slice(&text);
+                out.push(b'"');
+            }
+            None => to_writer(&mut out, v)?,
+        }
+    }
+    key(&mut out, "metadata");
+    to_writer(&mut out, &ev.metadata)?;
+    string(&mut out, "note", ev.note.as_ref())?;
+    string(&mut out, "reason", ev.reason.as_ref())?;
+    if let Some(v) = &ev.regarding {
+        key(&mut out, "regarding");
+        to_writer(&mut out, v)?;
+    }
+    if let Some(v) = &ev.related {
+        key(&mut out, "related");
+        to_writer(&mut out, v)?;
+    }
+    string(
+        &mut out,
+        "reportingController",
+        ev.reporting_controller.as_ref(),
+    )?;
+    string(
+        &mut out,
+        "reportingInstance",
+        ev.reporting_instance.as_ref(),
+    )?;
+    if let Some(v) = &ev.series {
+        key(&mut out, "series");
+        to_writer(&mut out, v)?;
+    }
+    string(&mut out, "type", ev.type_.as_ref())?;
+    out.push(b'}');
+    Ok(out)
+}
+
+/// `MicroTime`'s text, `%Y-%m-%dT%H:%M:%S%.6fZ` in UTC (microseconds truncated, as jiff's
+/// `strtime` writes it), for years 1000 to 9999; `None` for any other (left to `strtime`).
+fn micro_time(t: Timestamp) -> Option<[u8; 27]> {
+    let dt = k8s_openapi::jiff::tz::Offset::UTC.to_datetime(t);
+    let year = u32::try_from(dt.year())
+        .ok()
+        .filter(|y| (1000..=9999).contains(y))?;
+    let micros = u32::try_from(dt.subsec_nanosecond()).ok()? / 1000;
+    let mut out = *b"0000-00-00T00:00:00.000000Z";
+    let mut put = |at: usize, digits: usize, mut v: u32| {
+        for i in (at..at + digits).rev() {
+            // `v % 10` is a digit: the cast cannot truncate.
+            out[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, u32::try_from(dt.month()).ok()?);
+    put(8, 2, u32::try_from(dt.day()).ok()?);
+    put(11, 2, u32::try_from(dt.hour()).ok()?);
+    put(14, 2, u32::try_from(dt.minute()).ok()?);
+    put(17, 2, u32::try_from(dt.second()).ok()?);
+    put(20, 6, micros);
+    Some(out)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The `MicroTime` text written directly is jiff's `strtime` of k8s-openapi's format, on
+    /// round and odd instants (whole seconds, leap days, the last nanosecond of a second and
+    /// of 9999) and a sweep of pseudo-random instants from 1000 to 9999; outside that range
+    /// it leaves the text to `strtime`.
+    #[test]
+    fn micro_time_is_strtimes() {
+        let jiff = |t: Timestamp| {
+            k8s_openapi::jiff::fmt::strtime::format("%Y-%m-%dT%H:%M:%S%.6fZ", t).unwrap()
+        };
+        let at = |s: i64, ns: i32| Timestamp::new(s, ns).unwrap();
+        let mut instants = vec![
+            at(0, 0),
+            at(0, 999),
+            at(0, 1_000),
+            at(1_700_000_000, 123_456_789),
+            at(951_782_400, 0),             // 2000-02-29
+            at(4_107_542_399, 999_999_999), // 2100-02-28T23:59:59.999999999
+            at(253_402_207_200, 0),         // Timestamp::MAX, 9999-12-30T22:00:00
+            at(253_402_207_199, 999_999_999),
+            at(-30_610_224_000, 0), // 1000-01-01
+            at(-1, 0),
+            at(-86_401, 0),
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let s = -30_610_224_000 + i64::try_from(x >> 33).unwrap() % 284_012_431_200;
+            let ns = i32::try_from((x & 0xffff_ffff) % 1_000_000_000).unwrap();
+            instants.push(at(s, ns));
+        }
+        for t in instants {
+            let text = micro_time(t).map(|b| String::from_utf8(b.to_vec()).unwrap());
+            assert_eq!(text.as_deref(), Some(jiff(t).as_str()), "{t:?}");
+        }
+        assert_eq!(micro_time(at(-30_610_224_001, 0)), None, "year 999");
+        assert_eq!(micro_time(Timestamp::MIN), None, "year -9999");
+    }
+
+    /// The Event written by [`event_json`] is serde_json's, byte for byte: the `Scheduled`
+    /// Event as the recorder builds it, one with every field set (a series, a related object,
+    /// the deprecated fields), one with none, and strings that need escaping.
+    #[tokio::test]
+    async fn event_json_is_serde_jsons() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let recorder = EventRecorder::new(
+            gone_event_client().0,
+            "mini-scheduler".into(),
+            "replica-0_abc".into(),
+        );
+        let odd = "q\"uo\\te\n\u{1}\u{7f}é🙂/<>&";
+        let scheduled = |ns: &str, name: &str, uid: &str, note: &str| {
+            recorder.event_about(
+                About {
+                    regarding: core::ObjectReference {
+                        api_version: Some("v1".into()),
+                        kind: Some("Pod".into()),
+                        name: Some(name.into()),
+                        namespace: Some(ns.into()),
+                        uid: (!uid.is_empty()).then(|| uid.into()),
+                        ..Default::default()
+                    },
+                    name,
+                    namespace: ns.into(),
+                    controller: "mini-scheduler",
+                },
+                "Normal",
+                "Scheduled",
+                "Binding",
+                note.into(),
+            )
+        };
+        let mut full = expected_event();
+        full.series = Some(EventSeries {
+            count: 3,
+            last_observed_time: MicroTime(Timestamp::new(1_700_000_000, 5_000).unwrap()),
+        });
+        full.related = full.regarding.clone();
+        full.deprecated_count = Some(2);
+        full.deprecated_first_timestamp = Some(Time(Timestamp::new(1_600_000_000, 0).unwrap()));
+        full.deprecated_last_timestamp = Some(Time(Timestamp::new(1_600_000_001, 0).unwrap()));
+        full.deprecated_source = Some(core::EventSource {
+            component: Some("c".into()),
+            host: Some(odd.into()),
+        });
+        full.metadata.resource_version = Some("42".into());
+        full.metadata.labels = Some([("a".to_string(), odd.to_string())].into());
+        full.event_time = Some(MicroTime(Timestamp::new(-62_000_000_000, 0).unwrap()));
+        let events = [
+            scheduled(
+                "default",
+                "p-0",
+                "uid-1",
+                "Successfully assigned default/p-0 to n-1",
+            ),
+            scheduled("ns", "p", "", "note"),
+            scheduled(odd, odd, odd, odd),
+            expected_event(),
+            full,
+            Event::default(),
+        ];
+        for ev in &events {
+            let want = serde_json::to_vec(ev).unwrap();
+            let got = event_json(ev).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            );
+        }
+    }
+
+    /// [`create_event_request`] is kube's `Request::create` of an Event with default
+    /// `PostParams`: method, URI, headers and body.
+    #[test]
+    fn create_event_request_is_kubes_create() {
+        for ns in ["default", "kube-system", ""] {
+            let body = br#"{"kind":"Event"}"#.to_vec();
+            let want = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
+                .create(&kube::api::PostParams::default(), body.clone())
+                .unwrap();
+            let got = create_event_request(ns, body).unwrap();
+            assert_eq!(got.method(), want.method());
+            assert_eq!(got.uri(), want.uri());
+            assert_eq!(got.headers(), want.headers());
+            assert_eq!(got.body(), want.body());
+        }
+    }
 
     /// The event of upstream's tests: regarding `baz/foo` (uid `bar`) `.spec.containers[1]`,
     /// related `.spec.containers[0]`, controller `eventTest`, action `started`, reason `test`.
