@@ -2,11 +2,14 @@
 //! `pods/binding` write ([`ApiBinder`]) and an extender's bind ([`ExtenderBinder`]), each behind
 //! the leadership fence; and [`BindOutcome`], what a binding task reports back.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use election::LeadershipGuard;
 use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1 as core;
 use kube::Client;
+use kube::api::PostParams;
 use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
@@ -208,10 +211,12 @@ async fn bind(
 }
 
 /// The JSON of the `core::Binding` of `pod` to `node` with this replica's annotations (the GPU
-/// devices too when given), byte for byte what `serde_json::to_vec` makes of that object
-/// (k8s-openapi writes the fields in alphabetical order, a `BTreeMap` sorts the annotations,
-/// every string is escaped by serde_json): written straight into one buffer instead of
-/// building the object (eight `String`s and a map) and serialising it, per bound pod.
+/// devices too when given): byte for byte what `serde_json::to_vec` makes of that object, but
+/// serialised from a borrowed view ([`BindingView`]) instead of building the object (eight
+/// `String`s and a map of owned strings) per bound pod.
+///
+/// # Errors
+/// serde_json's error (none is expected: every field is a string).
 fn binding_body(
     pod: &PodInfo,
     node: &str,
@@ -224,76 +229,78 @@ fn binding_body(
         let list: Vec<String> = idx.iter().map(u32::to_string).collect();
         list.join(",")
     });
-    let mut annotations: [(&str, &str); 4] = [
+    let mut annotations = BTreeMap::from([
         (ANNOTATION_SCHEDULED_BY, identity),
         (
             ANNOTATION_LEASE_UID,
             term.lease_uid.as_deref().unwrap_or_default(),
         ),
-        (ANNOTATION_LEASE_TRANSITIONS, &transitions),
-        (
-            ANNOTATION_GPU_INDEXES,
-            gpu_list.as_deref().unwrap_or_default(),
-        ),
-    ];
-    let annotations = &mut annotations[..if gpu_list.is_some() { 4 } else { 3 }];
-    annotations.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    let mut out = Vec::with_capacity(
-        256 + pod.name.len() + pod.namespace.len() + pod.uid.len() + node.len() + identity.len(),
-    );
-    out.extend_from_slice(br#"{"apiVersion":"v1","kind":"Binding","metadata":{"annotations":{"#);
-    for (i, (k, v)) in annotations.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        serde_json::to_writer(&mut out, k)?;
-        out.push(b':');
-        serde_json::to_writer(&mut out, v)?;
+        (ANNOTATION_LEASE_TRANSITIONS, transitions.as_str()),
+    ]);
+    if let Some(list) = &gpu_list {
+        annotations.insert(ANNOTATION_GPU_INDEXES, list);
     }
-    out.extend_from_slice(br#"},"name":"#);
-    serde_json::to_writer(&mut out, &pod.name)?;
-    out.extend_from_slice(br#","namespace":"#);
-    serde_json::to_writer(&mut out, &pod.namespace)?;
-    if !pod.uid.is_empty() {
-        out.extend_from_slice(br#","uid":"#);
-        serde_json::to_writer(&mut out, &pod.uid)?;
-    }
-    out.extend_from_slice(br#"},"target":{"apiVersion":"v1","kind":"Node","name":"#);
-    serde_json::to_writer(&mut out, node)?;
-    out.extend_from_slice(b"}}");
-    Ok(out)
+    serde_json::to_vec(&BindingView {
+        api_version: "v1",
+        kind: "Binding",
+        metadata: BindingMeta {
+            annotations,
+            name: &pod.name,
+            namespace: &pod.namespace,
+            uid: &pod.uid,
+        },
+        target: NodeReference {
+            api_version: "v1",
+            kind: "Node",
+            name: node,
+        },
+    })
+}
+
+/// A `v1.Binding` borrowed from the pod, the node and the Lease term: the fields
+/// [`binding_body`] sets, in the order k8s-openapi serialises `Binding`, `ObjectMeta` and
+/// `ObjectReference` (`apiVersion`, `kind`, then alphabetical), so the JSON is the object's.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BindingView<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: BindingMeta<'a>,
+    target: NodeReference<'a>,
+}
+
+/// [`BindingView`]'s `metadata`: annotations (sorted, as a `BTreeMap`), name, namespace, and
+/// the uid when known.
+#[derive(serde::Serialize)]
+struct BindingMeta<'a> {
+    annotations: BTreeMap<&'a str, &'a str>,
+    name: &'a str,
+    namespace: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    uid: &'a str,
+}
+
+/// [`BindingView`]'s `target`: the node.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeReference<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    name: &'a str,
 }
 
 /// `POST /api/v1/namespaces/{ns}/pods/{name}/binding` with `body`: the request
-/// `Api::create_subresource` sends (the same URI, `?` and all, the same header, the same
-/// validation of the name), built without its URL formatting passes, and without decoding the
-/// answer of a success (the API server's `Status` of a created Binding, which nothing reads). A
-/// failure is the API's `Status` ([`kube::Error::Api`]), as from `Api::create_subresource`.
+/// `Api::create_subresource` sends, without decoding the answer of a success (the API server's
+/// `Status` of a created Binding, which nothing reads). A failure is the API's `Status`
+/// ([`kube::Error::Api`]), as from `Api::create_subresource`.
 async fn post_binding(client: &Client, pod: &PodInfo, body: Vec<u8>) -> kube::Result<()> {
-    let mut req = binding_request(pod, body)?;
+    let url = <core::Pod as kube::Resource>::url_path(&(), Some(&pod.namespace));
+    let mut req = kube::core::Request::new(url)
+        .create_subresource("binding", &pod.name, &PostParams::default(), body)
+        .map_err(kube::Error::BuildRequest)?;
     // The request's name in the client's trace span, as `Api::create_subresource` names it.
     req.extensions_mut().insert("create_subresource");
     client.request_text(req).await.map(drop)
-}
-
-/// The `http::Request` of [`post_binding`]: what kube's
-/// `Request::new(Pod::url_path(ns)).create_subresource("binding", name, &PostParams::default(), body)`
-/// builds.
-fn binding_request(pod: &PodInfo, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
-    use kube::core::request::Error as RequestError;
-    if pod.name.is_empty() {
-        return Err(kube::Error::BuildRequest(RequestError::Validation(
-            "A non-empty name is required".into(),
-        )));
-    }
-    let url = format!(
-        "/api/v1/namespaces/{}/pods/{}/binding?",
-        pod.namespace, pod.name
-    );
-    http::Request::post(url)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(body)
-        .map_err(|e| kube::Error::BuildRequest(RequestError::BuildRequest(e)))
 }
 
 #[cfg(test)]
@@ -323,7 +330,7 @@ mod tests {
     }
 
     /// The Binding as an object (the way it was built before [`binding_body`]): the reference
-    /// the hand-written bytes are checked against.
+    /// the view's bytes are checked against.
     fn binding_object(
         pod: &PodInfo,
         node: &str,
@@ -364,8 +371,8 @@ mod tests {
         }
     }
 
-    /// The Binding written by hand is byte for byte serde_json's of the `core::Binding`
-    /// object: with and without a UID, a lease UID and GPU devices, and with strings that
+    /// The Binding serialised from its borrowed view is byte for byte serde_json's of the
+    /// `core::Binding` object: with and without a UID, a lease UID and GPU devices, and with strings that
     /// need escaping.
     #[test]
     fn binding_body_is_serde_jsons_binding() {
@@ -407,40 +414,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// The request is kube's `create_subresource("binding", ...)` with default `PostParams`:
-    /// method, URI, headers and body; an empty name fails the same way.
-    #[test]
-    fn binding_request_is_kubes_create_subresource() {
-        use k8s_openapi::api::core::v1 as core;
-        let mut pod = crate::framework::plugins::testutil::pod("p-0").info();
-        for (ns, name) in [("default", "p-0"), ("kube-system", "a.b-c"), ("", "x")] {
-            pod.namespace = ns.into();
-            pod.name = name.into();
-            let body = b"{}".to_vec();
-            let want =
-                kube::core::Request::new(<core::Pod as kube::Resource>::url_path(&(), Some(ns)))
-                    .create_subresource(
-                        "binding",
-                        name,
-                        &kube::api::PostParams::default(),
-                        body.clone(),
-                    )
-                    .expect("kube builds it");
-            let got = binding_request(&pod, body).expect("built");
-            assert_eq!(got.method(), want.method());
-            assert_eq!(got.uri(), want.uri());
-            assert_eq!(got.headers(), want.headers());
-            assert_eq!(got.body(), want.body());
-        }
-        pod.name = String::new();
-        let want = kube::core::Request::new("/api/v1/namespaces/default/pods")
-            .create_subresource("binding", "", &kube::api::PostParams::default(), Vec::new())
-            .map_err(kube::Error::BuildRequest)
-            .expect_err("no name");
-        let got = binding_request(&pod, Vec::new()).expect_err("no name");
-        assert_eq!(got.to_string(), want.to_string());
     }
 
     /// An extender that binds the pod is called (on the blocking pool) while the fence holds;
