@@ -57,6 +57,10 @@ pub enum PodFieldError {
     /// A label selector that `metav1.LabelSelectorAsSelector` rejects (the upstream message).
     #[error("{0}")]
     Selector(String),
+    /// The spec or status of a pod a watch or a LIST delivered is not pod-shaped JSON (the
+    /// decoder's message; [`WirePod::spec_status`]). An API server never sends one.
+    #[error("{0}")]
+    Decode(String),
 }
 
 /// A host port used by a container (`HostPortInfo` key): IP (`0.0.0.0` when unset), protocol
@@ -236,11 +240,17 @@ impl PodInfo {
     /// [`PodInfo::from_pod`] of the whole object.
     ///
     /// # Errors
-    /// As [`PodInfo::from_pod`].
+    /// As [`PodInfo::from_pod`]; also [`PodFieldError::Decode`] (field `spec`) when the
+    /// scheduling fields of a pod decoded lazily from its text are not pod-shaped
+    /// ([`WirePod::spec_status`]).
     pub fn from_wire(pod: &WirePod) -> Result<PodInfo, PodError> {
         let no_spec = WirePodSpec::default();
-        let spec = pod.spec.as_ref().unwrap_or(&no_spec);
-        let status = pod.status.as_ref();
+        let (spec, status) = pod.spec_status().map_err(|message| PodError {
+            pod: pod.key(),
+            field: "spec".to_string(),
+            source: PodFieldError::Decode(message.to_string()),
+        })?;
+        let spec = spec.unwrap_or(&no_spec);
         let fields = SpecFields {
             containers: &spec.containers,
             init_containers: spec.init_containers.as_deref().unwrap_or_default(),
