@@ -937,6 +937,57 @@ mod tests {
         );
     }
 
+    /// A pod of the pending watch decodes its metadata at once and its scheduling fields from
+    /// the kept text on first use, to the same [`PodInfo`] as an eager decode, whatever the
+    /// order of the object's fields; a DELETED event reads its key and resourceVersion without
+    /// them. A spec that is not pod-shaped (which an API server never sends) is a
+    /// `PodFieldError::Decode` naming the pod once the fields are read, where the eager decode
+    /// fails; JSON that is not an object still fails the event.
+    #[test]
+    fn pending_pods_decode_their_spec_on_first_use() {
+        use crate::model::{PodFieldError, PodInfo};
+        let meta = r#""metadata":{"name":"p","namespace":"ns","resourceVersion":"12","uid":"u1","labels":{"app":"a"}}"#;
+        let spec = r#""spec":{"schedulerName":"s","nodeName":"","priority":3,"containers":[{"name":"c","image":"i","ports":[{"containerPort":80,"hostPort":81}],"resources":{"requests":{"cpu":"100m","memory":"1Gi"}}}],"tolerations":[{"key":"k","operator":"Exists"}]}"#;
+        let status = r#""status":{"phase":"Pending","nominatedNodeName":"n1","startTime":"2026-12-02T00:49:00Z"}"#;
+        for pod in [
+            format!(r#"{{"apiVersion":"v1","kind":"Pod",{meta},{spec},{status}}}"#),
+            format!(r#"{{{spec},{status},"kind":"Pod",{meta}}}"#),
+        ] {
+            let eager = WirePod::from_json(&pod).unwrap();
+            let line = format!(r#"{{"type":"DELETED","object":{pod}}}"#);
+            let ev: kube::core::WatchEvent<WirePod> = serde_json::from_str(&line).unwrap();
+            let kube::core::WatchEvent::Deleted(lazy) = ev else {
+                panic!("not DELETED")
+            };
+            assert_eq!(
+                (key_of(&lazy), lazy.resource_version()),
+                ("ns/p".to_string(), Some("12".to_string()))
+            );
+            assert_eq!(
+                format!("{:?}", lazy.metadata),
+                format!("{:?}", eager.metadata)
+            );
+            assert_eq!(lazy.scheduler_name(), Some("s"));
+            assert_eq!(
+                format!("{:?}", PodInfo::from_wire(&lazy).unwrap()),
+                format!("{:?}", PodInfo::from_wire(&eager).unwrap())
+            );
+            assert_eq!(lazy.object().get(), eager.object().get());
+        }
+        let bad = r#"{"metadata":{"name":"b","namespace":"ns"},"spec":{"containers":7}}"#;
+        assert!(WirePod::from_json(bad).is_err());
+        let lazy: WirePod = serde_json::from_str(bad).unwrap();
+        assert_eq!(key_of(&lazy), "ns/b");
+        assert!(lazy.spec().is_none());
+        let e = PodInfo::from_wire(&lazy).unwrap_err();
+        assert_eq!((e.pod.as_str(), e.field.as_str()), ("ns/b", "spec"));
+        assert!(matches!(e.source, PodFieldError::Decode(_)), "{e}");
+        let no_meta: WirePod = serde_json::from_str(r#"{"spec":{}}"#).unwrap();
+        assert_eq!(key_of(&no_meta), "");
+        assert!(serde_json::from_str::<WirePod>(r#"{"metadata":7}"#).is_err());
+        assert!(serde_json::from_str::<WirePod>("[1]").is_err());
+    }
+
     /// A list that starts with nothing present (every first list) does not collect its keys a
     /// second time, yet reports the same deletions at its `InitDone` as collecting them would
     /// for any order of events: an `Apply` or a `Delete` during it starts collecting from the

@@ -58,6 +58,10 @@ pub enum PodFieldError {
     /// A label selector that `metav1.LabelSelectorAsSelector` rejects (the upstream message).
     #[error("{0}")]
     Selector(String),
+    /// The spec or status of a pod a watch or a LIST delivered is not pod-shaped JSON (the
+    /// decoder's message; [`WirePod::spec_status`]). An API server never sends one.
+    #[error("{0}")]
+    Decode(String),
 }
 
 /// A host port used by a container (`HostPortInfo` key): IP (`0.0.0.0` when unset), protocol
@@ -251,11 +255,17 @@ impl PodInfo {
     /// [`PodInfo::from_pod`] of the whole object.
     ///
     /// # Errors
-    /// As [`PodInfo::from_pod`].
+    /// As [`PodInfo::from_pod`]; also [`PodFieldError::Decode`] (field `spec`) when the
+    /// scheduling fields of a pod decoded lazily from its text are not pod-shaped
+    /// ([`WirePod::spec_status`]).
     pub fn from_wire(pod: &WirePod) -> Result<PodInfo, PodError> {
         let no_spec = WirePodSpec::default();
-        let spec = pod.spec.as_ref().unwrap_or(&no_spec);
-        let status = pod.status.as_ref();
+        let (spec, status) = pod.spec_status().map_err(|message| PodError {
+            pod: pod.key(),
+            field: "spec".to_string(),
+            source: PodFieldError::Decode(message.to_string()),
+        })?;
+        let spec = spec.unwrap_or(&no_spec);
         let fields = SpecFields {
             containers: &spec.containers,
             init_containers: spec.init_containers.as_deref().unwrap_or_default(),
@@ -692,6 +702,8 @@ mod tests {
             let whole: core::Pod = serde_json::from_value(v).unwrap();
             let a = PodInfo::from_pod(whole.clone()).unwrap();
             let b = PodInfo::from_wire(&WirePod::from_json(&text).unwrap()).unwrap();
+            // As a watch delivers it: the scheduling fields decoded on first use.
+            let c = PodInfo::from_wire(&serde_json::from_str::<WirePod>(&text).unwrap()).unwrap();
             let images: Vec<String> = whole
                 .spec
                 .iter()
@@ -708,13 +720,15 @@ mod tests {
                         .clone()
                 })
                 .unwrap_or_default();
-            for info in [&a, &b] {
+            for info in [&a, &b, &c] {
                 assert_eq!(info.container_images().len(), images.len());
                 assert_eq!(info.container_images().collect::<Vec<_>>(), images);
                 assert_eq!(info.preferred_node_affinity(), &preferred[..]);
             }
             assert!(!b.object.is_decoded(), "{text}");
+            assert!(!c.object.is_decoded(), "{text}");
             assert_eq!(b.object(), Some(&whole));
+            assert_eq!(c.object(), Some(&whole));
             let b = b.without_object();
             assert_eq!(b.container_images().count(), 0);
             assert!(b.preferred_node_affinity().is_empty());

@@ -10,13 +10,19 @@
 //! preemptionPolicy; of the status startTime and nominatedNodeName. Unknown fields (images,
 //! commands, env, probes, most of the status) are skipped by serde without being built.
 //!
+//! A pod of a watch event or a LIST page has its metadata decoded at once (every event's key
+//! and resourceVersion are read) and its scheduling fields on first use
+//! ([`WirePod::spec_status`]): the pending watch reports each pod it loses to a binding as
+//! DELETED, whose spec nothing reads.
+//!
 //! The score-only inputs of the pod being scheduled — its containers' images (ImageLocality)
-//! and its preferred node affinity (NodeAffinity's score) — are decoded with the scheduling
-//! fields and kept beside the text ([`PodObject::container_images`],
+//! and its preferred node affinity (NodeAffinity's score) — are taken from the scheduling
+//! fields when they are decoded and kept beside the text ([`PodObject::container_images`],
 //! [`PodObject::preferred_node_affinity`]), so scheduling a pod does not decode it whole. The
 //! whole `v1.Pod` is decoded from the kept text only when something asks for it
-//! ([`PodObject::get`]): the extenders' arguments, the queue's `isPodUpdated`, a status patch. A bound pod's text is dropped by
-//! the cache unless an extender needs full objects, so a follower never decodes a whole pod.
+//! ([`PodObject::get`]): the extenders' arguments, the queue's `isPodUpdated`, a status
+//! patch. A bound pod's text is dropped by the cache unless an extender needs full objects,
+//! so a follower never decodes a whole pod.
 //!
 //! Pure serde + k8s-openapi: cluster mode (`controller/`) gives [`WirePod`] its
 //! `kube::Resource` impl, so the pure core does not depend on kube.
@@ -44,12 +50,20 @@ pub struct WirePod(Box<WirePodParts>);
 pub struct WirePodParts {
     /// `metadata` (whole: labels, annotations, owner references, identity).
     pub metadata: ObjectMeta,
-    /// The scheduling fields of `spec` (`None` when the object has no spec).
-    pub spec: Option<WirePodSpec>,
-    /// The scheduling fields of `status`.
-    pub status: Option<WirePodStatus>,
+    /// The scheduling fields of `spec` and `status` ([`WirePod::spec`], [`WirePod::status`]):
+    /// decoded with the metadata, or, for a pod a watch or a LIST delivered, from the kept text
+    /// on first use ([`WirePod`]'s `Deserialize`); the error message when that text's fields
+    /// are not pod-shaped.
+    fields: OnceLock<Result<SpecStatus, String>>,
     /// The object: its JSON text as received, decoded on first use.
     object: PodObject,
+}
+
+/// The scheduling fields of `spec` and `status`, decoded apart from `metadata` (ignored).
+#[derive(Debug, Clone, Default, Deserialize)]
+struct SpecStatus {
+    spec: Option<WirePodSpec>,
+    status: Option<WirePodStatus>,
 }
 
 impl std::ops::Deref for WirePod {
@@ -100,8 +114,8 @@ pub struct WirePodSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WireContainer {
-    /// `image`, as decoded; a [`WirePod`] moves its containers' images into its object's
-    /// score-only inputs ([`PodObject::container_images`]), leaving `None` here.
+    /// `image` (ImageLocality reads it through the object's score-only inputs,
+    /// [`PodObject::container_images`]).
     pub image: Option<String>,
     /// `resources` (requests only).
     pub resources: Option<WireResources>,
@@ -154,14 +168,64 @@ impl WirePod {
 
     /// Decode the scheduling fields of `json`, which the pod keeps (not copied again).
     fn from_text(json: Box<str>) -> Result<WirePod, serde_json::Error> {
-        let mut f: Fields = serde_json::from_str(&json)?;
-        let score = ScoreInputs::take_from(f.spec.as_mut());
-        Ok(WirePod(Box::new(WirePodParts {
+        let f: Fields = serde_json::from_str(&json)?;
+        Ok(WirePod::of_fields(f, PodObject::json(json)))
+    }
+
+    fn of_fields(f: Fields, object: PodObject) -> WirePod {
+        object.keep_score_inputs(f.spec.as_ref());
+        WirePod(Box::new(WirePodParts {
             metadata: f.metadata,
-            spec: f.spec,
-            status: f.status,
-            object: PodObject::json(json, score),
+            fields: OnceLock::from(Ok(SpecStatus {
+                spec: f.spec,
+                status: f.status,
+            })),
+            object,
+        }))
+    }
+
+    /// A pod a watch or a LIST delivered: its text kept, its metadata decoded now (the watch
+    /// and the handlers read the key and resourceVersion of every event), the scheduling
+    /// fields of its spec and status on first use ([`WirePod::spec`]): a pod the pending watch
+    /// reports DELETED once bound is never decoded further than its metadata.
+    fn from_text_lazily(json: Box<str>) -> Result<WirePod, serde_json::Error> {
+        let metadata = metadata_of(&json)?;
+        Ok(WirePod(Box::new(WirePodParts {
+            metadata,
+            fields: OnceLock::new(),
+            object: PodObject::json(json),
         })))
+    }
+
+    /// The spec's and the status' scheduling fields, decoded from the kept text on first use;
+    /// the error message when they are not pod-shaped (an API server never sends such a pod).
+    ///
+    /// # Errors
+    /// The JSON error's message.
+    pub fn spec_status(&self) -> Result<(Option<&WirePodSpec>, Option<&WirePodStatus>), &str> {
+        let fields = self.fields.get_or_init(|| {
+            let json = self.object.text().unwrap_or("{}");
+            let fields = serde_json::from_str::<SpecStatus>(json).map_err(|e| e.to_string());
+            if let Ok(f) = &fields {
+                self.object.keep_score_inputs(f.spec.as_ref());
+            }
+            fields
+        });
+        match fields {
+            Ok(f) => Ok((f.spec.as_ref(), f.status.as_ref())),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The scheduling fields of `spec` (`None` when the object has none, or when they are not
+    /// pod-shaped: [`WirePod::spec_status`]).
+    pub fn spec(&self) -> Option<&WirePodSpec> {
+        self.spec_status().ok()?.0
+    }
+
+    /// The scheduling fields of `status` ([`WirePod::spec`]).
+    pub fn status(&self) -> Option<&WirePodStatus> {
+        self.spec_status().ok()?.1
     }
 
     /// Decode the scheduling fields straight from `d`, keeping no object
@@ -179,12 +243,7 @@ impl WirePod {
         d: D,
     ) -> Result<WirePod, D::Error> {
         let f = Fields::deserialize(d)?;
-        Ok(WirePod(Box::new(WirePodParts {
-            metadata: f.metadata,
-            spec: f.spec,
-            status: f.status,
-            object: PodObject::none(),
-        })))
+        Ok(WirePod::of_fields(f, PodObject::none()))
     }
 
     /// The wire form of a decoded `v1.Pod` (its JSON encoding, decoded back): for tests and for
@@ -207,7 +266,7 @@ impl WirePod {
 
     /// `spec.schedulerName`, if set.
     pub fn scheduler_name(&self) -> Option<&str> {
-        self.spec.as_ref()?.scheduler_name.as_deref()
+        self.spec()?.scheduler_name.as_deref()
     }
 
     /// The whole object, decoded lazily from the kept text ([`PodObject::get`]).
@@ -219,10 +278,65 @@ impl WirePod {
 impl<'de> Deserialize<'de> for WirePod {
     /// Keeps the object's text ([`RawValue`]: the deserializer must be `serde_json`'s, as
     /// kube's list and watch decoding is; one copy of the bytes, kept as they are) and decodes
-    /// the scheduling fields from it.
+    /// its metadata from it; the scheduling fields are decoded from the text on first use
+    /// ([`WirePod::spec_status`]).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<WirePod, D::Error> {
         let raw = Box::<RawValue>::deserialize(d)?;
-        WirePod::from_text(raw.into()).map_err(serde::de::Error::custom)
+        WirePod::from_text_lazily(raw.into()).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `metadata` of a JSON object (default when it has none), read up to the end of that field
+/// and no further: an API server writes `apiVersion`, `kind` and `metadata` before `spec` and
+/// `status`, so those are not scanned again (an object that puts `metadata` last is read to
+/// it).
+fn metadata_of(json: &str) -> Result<ObjectMeta, serde_json::Error> {
+    let mut found = None;
+    let mut de = serde_json::Deserializer::from_str(json);
+    match (&mut de).deserialize_map(MetadataSeek(&mut found)) {
+        Ok(()) => Ok(found.unwrap_or_default()),
+        // Stopped at the end of `metadata` (an error to end the map early), or failed.
+        Err(e) => found.ok_or(e),
+    }
+}
+
+/// The visitor of [`metadata_of`]: stores `metadata` in its slot, then stops the map with an
+/// error that [`metadata_of`] discards.
+struct MetadataSeek<'a>(&'a mut Option<ObjectMeta>);
+
+/// A map key: whether it is `metadata` (read without allocating).
+struct IsMetadata(bool);
+
+impl<'de> Deserialize<'de> for IsMetadata {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IsMetadata, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = IsMetadata;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IsMetadata, E> {
+                Ok(IsMetadata(v == "metadata"))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MetadataSeek<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a pod")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(IsMetadata(is)) = map.next_key()? {
+            if is {
+                *self.0 = Some(map.next_value()?);
+                return Err(serde::de::Error::custom("metadata read"));
+            }
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
     }
 }
 
@@ -235,14 +349,14 @@ pub struct PodObject(Option<Arc<ObjectCell>>);
 #[derive(Debug)]
 struct ObjectCell {
     json: Option<Box<str>>,
-    /// The score-only inputs decoded with the scheduling fields (kept with the text; a decoded
-    /// object is read instead).
-    score: ScoreInputs,
+    /// The score-only inputs, copied from the scheduling fields when they are decoded from the
+    /// text (unset for a decoded object, which is read instead).
+    score: OnceLock<ScoreInputs>,
     pod: OnceLock<Option<Arc<core::Pod>>>,
 }
 
-/// The score-only inputs of a pod kept as text, decoded with its scheduling fields.
-#[derive(Debug, Default)]
+/// The score-only inputs of a pod kept as text, copied from its scheduling fields.
+#[derive(Debug)]
 struct ScoreInputs {
     /// `spec.containers[*].image`, in order.
     images: Box<[Option<String>]>,
@@ -251,14 +365,16 @@ struct ScoreInputs {
 }
 
 impl ScoreInputs {
-    /// Move the images out of `spec`'s containers; copy its preferred node-affinity terms
-    /// (the rest of the affinity stays for [`PodInfo`](super::PodInfo)'s build).
-    fn take_from(spec: Option<&mut WirePodSpec>) -> ScoreInputs {
+    /// Copied from the scheduling fields of `spec` (none without a spec).
+    fn of(spec: Option<&WirePodSpec>) -> ScoreInputs {
         let Some(spec) = spec else {
-            return ScoreInputs::default();
+            return ScoreInputs {
+                images: Box::default(),
+                preferred_node_affinity: Vec::new(),
+            };
         };
         ScoreInputs {
-            images: spec.containers.iter_mut().map(|c| c.image.take()).collect(),
+            images: spec.containers.iter().map(|c| c.image.clone()).collect(),
             preferred_node_affinity: spec
                 .affinity
                 .as_ref()
@@ -310,23 +426,36 @@ impl PodObject {
     pub fn decoded(pod: Arc<core::Pod>) -> PodObject {
         PodObject(Some(Arc::new(ObjectCell {
             json: None,
-            score: ScoreInputs::default(),
+            score: OnceLock::new(),
             pod: OnceLock::from(Some(pod)),
         })))
     }
 
-    /// An object's JSON text, decoded on first use, with its score-only inputs decoded.
-    fn json(json: Box<str>, score: ScoreInputs) -> PodObject {
+    /// An object's JSON text, decoded on first use.
+    fn json(json: Box<str>) -> PodObject {
         PodObject(Some(Arc::new(ObjectCell {
             json: Some(json),
-            score,
+            score: OnceLock::new(),
             pod: OnceLock::new(),
         })))
+    }
+
+    /// Keep the score-only inputs of kept text, from its scheduling fields just decoded (once;
+    /// nothing for a decoded object or none).
+    fn keep_score_inputs(&self, spec: Option<&WirePodSpec>) {
+        if let Some(cell) = self.0.as_deref().filter(|c| c.json.is_some()) {
+            cell.score.get_or_init(|| ScoreInputs::of(spec));
+        }
     }
 
     /// An object is kept (decoded or not).
     pub fn is_some(&self) -> bool {
         self.0.is_some()
+    }
+
+    /// The kept JSON text, if the object came as text.
+    fn text(&self) -> Option<&str> {
+        self.0.as_ref()?.json.as_deref()
     }
 
     /// The decoded object; `None` when none is kept, or when the kept text is not a `v1.Pod`
@@ -341,34 +470,30 @@ impl PodObject {
     }
 
     /// `spec.containers[*].image` in order (`""` for a container without one; none when no
-    /// object is kept): ImageLocality's input, read without decoding kept text.
+    /// object is kept): ImageLocality's input, read from the inputs kept when the scheduling
+    /// fields were decoded (a decoded object, or text whose fields never were, is read whole).
     pub fn container_images(&self) -> ContainerImages<'_> {
-        match self.0.as_deref() {
-            Some(ObjectCell {
-                json: None, pod, ..
-            }) => {
-                let containers = pod
-                    .get()
-                    .and_then(Option::as_ref)
-                    .and_then(|p| p.spec.as_ref())
-                    .map_or(&[][..], |s| s.containers.as_slice());
-                ContainerImages::Decoded(containers.iter())
-            }
-            Some(cell) => ContainerImages::Wire(cell.score.images.iter()),
+        match self.0.as_deref().map(|c| c.score.get()) {
             None => ContainerImages::Wire([].iter()),
+            Some(Some(score)) => ContainerImages::Wire(score.images.iter()),
+            Some(None) => ContainerImages::Decoded(
+                self.get()
+                    .and_then(|p| p.spec.as_ref())
+                    .map_or(&[][..], |s| s.containers.as_slice())
+                    .iter(),
+            ),
         }
     }
 
     /// `spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution` (empty
-    /// when unset or no object is kept): NodeAffinity's score input, read without decoding
-    /// kept text.
+    /// when unset or no object is kept): NodeAffinity's score input, read as
+    /// [`PodObject::container_images`] reads the images.
     pub fn preferred_node_affinity(&self) -> &[core::PreferredSchedulingTerm] {
-        match self.0.as_deref() {
-            Some(ObjectCell {
-                json: None, pod, ..
-            }) => pod
+        match self.0.as_deref().map(|c| c.score.get()) {
+            None => &[],
+            Some(Some(score)) => &score.preferred_node_affinity,
+            Some(None) => self
                 .get()
-                .and_then(Option::as_ref)
                 .and_then(|p| p.spec.as_ref())
                 .and_then(|s| s.affinity.as_ref())
                 .and_then(|a| a.node_affinity.as_ref())
@@ -377,8 +502,6 @@ impl PodObject {
                         .as_deref()
                 })
                 .unwrap_or_default(),
-            Some(cell) => &cell.score.preferred_node_affinity,
-            None => &[],
         }
     }
 
