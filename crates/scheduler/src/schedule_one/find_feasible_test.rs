@@ -658,11 +658,10 @@ fn dense_strategy_equals_the_per_node_fast_check_on_mixed_chunks() {
                 assert_eq!(d.taint_reject.is_some(), reject.is_some());
                 for first in [0, 1, n / 2, n - CHUNK.min(n), n - 1, n - 100] {
                     for len in [1, 7, CHUNK.min(n) - 1, CHUNK.min(n)] {
-                        let chunk = || {
-                            let mut c = Chunk::default();
-                            c.nodes = (0..len).map(|j| ((first + j) % n) as u32).collect();
-                            c.take = len;
-                            c
+                        let chunk = || Chunk {
+                            nodes: (0..len).map(|j| ((first + j) % n) as u32).collect(),
+                            take: len,
+                            ..Chunk::default()
                         };
                         let (mut dense, mut each) = (chunk(), chunk());
                         // Buffers as a previous chunk left them: the scan overwrites them.
