@@ -425,6 +425,13 @@ impl Snapshot {
                 .any(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)))
     }
 
+    /// Whether some node has a `NoSchedule`/`NoExecute` taint (else no node carries
+    /// [`NodeHot::FILTER_TAINTS`](crate::snapshot::NodeHot::FILTER_TAINTS) and the dense
+    /// scan's taint quick reject has nothing to reject).
+    pub fn has_filter_taints(&self) -> bool {
+        !self.stats.filter_taints.is_empty()
+    }
+
     /// Number of nodes with at least one `PreferNoSchedule` taint.
     pub fn nodes_with_prefer_no_schedule_taints(&self) -> usize {
         self.stats.prefer_no_schedule

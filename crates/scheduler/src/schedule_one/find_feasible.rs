@@ -158,6 +158,9 @@ struct Chunk {
     top: Top,
     /// The dense scan's per-node state ([`Dense::scan`]), scratch kept across cycles.
     state: Vec<u64>,
+    /// [`compact_dense`]'s taint quick rejects not yet in `deferred`, scratch kept across
+    /// cycles.
+    rejected: Vec<u32>,
 }
 
 /// What the filters of one search need besides the nodes.
@@ -303,8 +306,13 @@ impl Search {
                     others_read_taints = true;
                 }
             }
-            let taint_reject =
-                taint.filter(|_| !others_read_taints && snapshot.tolerates_no_filter_taint(pod));
+            // (Without a tainted node there is nothing to reject: the scan keeps its plain
+            // loop.)
+            let taint_reject = taint.filter(|_| {
+                !others_read_taints
+                    && snapshot.has_filter_taints()
+                    && snapshot.tolerates_no_filter_taint(pod)
+            });
             match Dense::of(fast, score, pod, snapshot, taint_reject) {
                 Some(d) => Strategy::Dense(d),
                 None => Strategy::Fast(fast),
@@ -802,20 +810,29 @@ impl Dense {
         })
     }
 
-    /// Whether node `i` passes every part of the check but the taints flag (for the taint
-    /// quick reject, on the nodes that fail the check).
-    fn passes_all_but_taints(&self, cols: &NodeColumns, i: usize) -> bool {
-        cols.flags[i] & self.forbidden == 0
-            && cols.free_pods[i] >= self.pods
-            && cols.free_milli_cpu[i] >= self.cpu
-            && cols.free_memory[i] >= self.mem
+    /// Nodes `lo..lo + state.len()`: `state[k]` bit 1 when node `lo + k` passes the check, bit
+    /// 2 when `totals[k]` holds its exact fused score (else the node needs the exact path), bit
+    /// 4 when [`Dense::taint_reject`] is set and the node fails the check by the taints flag
+    /// alone (the quick reject: TaintToleration is its first failing filter). One pass over
+    /// the columns, in 64-bit lanes only (baseline x86-64 vectorises it).
+    fn scan(&self, cols: &NodeColumns, lo: usize, state: &mut [u64], totals: &mut [i64]) {
+        if self.taint_reject.is_some() {
+            self.scan_with::<true>(cols, lo, state, totals);
+        } else {
+            self.scan_with::<false>(cols, lo, state, totals);
+        }
     }
 
-    /// Nodes `lo..lo + state.len()`: `state[k]` bit 1 when node `lo + k` passes the check, bit
-    /// 2 when `totals[k]` holds its exact fused score (else the node needs the exact path).
-    /// One pass over the columns, in 64-bit lanes only (baseline x86-64 vectorises it).
+    /// [`Dense::scan`], with bit 4 when `TAINT_REJECT` (one function each: the plain loop
+    /// compiles as it would alone).
     #[inline(never)]
-    fn scan(&self, cols: &NodeColumns, lo: usize, state: &mut [u64], totals: &mut [i64]) {
+    fn scan_with<const TAINT_REJECT: bool>(
+        &self,
+        cols: &NodeColumns,
+        lo: usize,
+        state: &mut [u64],
+        totals: &mut [i64],
+    ) {
         let len = state.len();
         let hi = lo + len;
         let totals = &mut totals[..len];
@@ -825,27 +842,47 @@ impl Dense {
             &cols.free_milli_cpu[lo..hi],
             &cols.free_memory[lo..hi],
         );
-        let forbidden = self.forbidden | self.taints;
+        // With the quick reject, the check without the taints flag, then the flag splits the
+        // nodes that pass it.
+        let forbidden = if TAINT_REJECT {
+            self.forbidden
+        } else {
+            self.forbidden | self.taints
+        };
+        debug_assert!(!TAINT_REJECT || self.taints == NodeHot::FILTER_TAINTS);
         // `free >= need` for `need >= 0` is `free >= 0 && free - need >= 0` (no overflow then):
         // a node fails the fit part when the sign bit of the or of those is set (baseline
         // x86-64 has no 64-bit compare to vectorise); without a fit part the mask drops it.
         let (np, nc, nm) = (self.pods, self.cpu, self.mem);
         let fit_mask = -i64::from(self.fit);
-        let passes = |k: usize| -> u64 {
-            let bad = -i64::from(flags[k] & forbidden != 0);
-            let x = ((pods[k]
-                | pods[k].wrapping_sub(np)
-                | cpu[k]
-                | cpu[k].wrapping_sub(nc)
-                | mem[k]
-                | mem[k].wrapping_sub(nm))
-                & fit_mask)
-                | bad;
-            (!x as u64) >> 63
-        };
+        // (Macros, not closures: the loops must inline them to vectorise.)
+        macro_rules! verdict {
+            ($k:expr) => {{
+                let k = $k;
+                let bad = -i64::from(flags[k] & forbidden != 0);
+                let x = ((pods[k]
+                    | pods[k].wrapping_sub(np)
+                    | cpu[k]
+                    | cpu[k].wrapping_sub(nc)
+                    | mem[k]
+                    | mem[k].wrapping_sub(nm))
+                    & fit_mask)
+                    | bad;
+                let p = (!x as u64) >> 63;
+                if TAINT_REJECT {
+                    // (`taints` is the flag: shifts, no compare.)
+                    let pt = p
+                        & (u64::from(flags[k] & NodeHot::FILTER_TAINTS)
+                            >> NodeHot::FILTER_TAINTS.trailing_zeros());
+                    (p ^ pt) | (pt << 2)
+                } else {
+                    p
+                }
+            }};
+        }
         let Some((wl, wb, pc, pm)) = self.score else {
             for (k, s) in state.iter_mut().enumerate() {
-                *s = passes(k);
+                *s = verdict!(k);
             }
             return;
         };
@@ -867,7 +904,7 @@ impl Dense {
                         least_balanced(nzc[k] + pc, cc[k], ic[k], nzm[k] + pm, cm[k], im[k]);
                     totals[k] = $total(least, balanced);
                     let in_range = flags[k] & NodeHot::SCORE_OUT_OF_RANGE == 0;
-                    state[k] = passes(k) | (u64::from(exact & in_range) << 1);
+                    state[k] = verdict!(k) | (u64::from(exact & in_range) << 1);
                 }
             };
         }
@@ -906,10 +943,15 @@ fn filter_dense(filters: &ChunkFilters<'_>, d: Dense, c: &mut Chunk) {
 
 /// The verdicts of [`Dense::scan_from`] on chunk `c` (`state` per node of the chunk, the sums
 /// in `c.totals[..len]` when scoring) into the chunk: the nodes that pass stay, with their
-/// totals (compacted in place); the others run the filters
+/// totals (compacted in place); the nodes of the taint quick reject (state bit 4) go to
+/// `deferred` as TaintToleration's; the others run the filters
 /// ([`filter_one_failing_fast_check`]); a node that passes without an exact fused score gets
 /// it from the exact path. `summary` is [`Dense::summary`] of the scan when the worker that
 /// scanned computed it.
+///
+/// The nodes that pass with their score and the quick rejects (every node of a heterogeneous
+/// cluster but the few that are full) take no branch of their own: each node is written at
+/// the next kept place and at the next rejected place, and the counts advance by its bits.
 fn compact_dense(
     filters: &ChunkFilters<'_>,
     d: Dense,
@@ -933,6 +975,7 @@ fn compact_dense(
         failed,
         deferred,
         totals,
+        rejected,
         ..
     } = c;
     // Every node passed and has its score (the usual case): nothing to compact.
@@ -945,43 +988,76 @@ fn compact_dense(
         c.top = top;
         return;
     }
+    // (Not scoring, the totals moved along are dropped at the end.)
+    if totals.len() < len {
+        totals.resize(len, 0);
+    }
+    if rejected.len() < len {
+        rejected.resize(CHUNK.max(len), 0);
+    }
+    // The states that need nothing more, as bits of a mask: a node that passes with its
+    // score (3; 1 when not scoring), a quick reject (4, 6 with a score it does not need).
+    let done: u64 = if scoring { 0x58 } else { 0x5a };
+    let (state, chunk, totals) = (&state[..len], &mut chunk[..len], &mut totals[..len]);
+    let rejected = &mut rejected[..len];
     let mut kept = 0;
+    let mut nr = 0;
     for k in 0..len {
-        let ni = chunk[k];
         let s = state[k];
-        if let Some(fi) = d
-            .taint_reject
-            .filter(|_| s & 1 == 0 && d.passes_all_but_taints(cols, ni as usize))
-        {
-            debug_assert_eq!(
-                filters.fwk.filters[fi as usize].filter_code(
-                    filters.state,
-                    filters.pod,
-                    &filters.snapshot.nodes()[ni as usize]
-                ),
-                Code::UnschedulableAndUnresolvable
-            );
-            #[cfg(test)]
-            TAINT_QUICK_REJECTS.with(|n| n.set(n.get() + 1));
-            deferred.push((ni, fi));
+        let ni = chunk[k];
+        // (`kept <= k` and `nr <= k`: the node and the sum at `k` are read before anything
+        // is written there.)
+        chunk[kept] = ni;
+        totals[kept] = totals[k];
+        rejected[nr] = ni;
+        kept += (s & 1) as usize;
+        nr += ((s >> 2) & 1) as usize;
+        if (done >> (s & 7)) & 1 != 0 {
             continue;
         }
-        if s & 1 != 0 || filter_one_failing_fast_check(filters, ni, failed, deferred) {
-            chunk[kept] = ni;
-            if scoring {
-                // (`kept <= k`: the sum at `k` is read before anything is written there.)
-                totals[kept] = if s == 3 {
-                    totals[k]
-                } else {
-                    filters.score.total(cols, ni as usize, cpu, mem)
-                };
-            }
+        if s & 1 != 0 {
+            // Passed without an exact fused score: the exact path's.
+            totals[kept - 1] = filters.score.total(cols, ni as usize, cpu, mem);
+            continue;
+        }
+        // The filters record their failure after the quick rejects before it.
+        flush_taint_rejects(filters, d, &rejected[..nr], deferred);
+        nr = 0;
+        if filter_one_failing_fast_check(filters, ni, failed, deferred) {
+            // (`chunk[kept]` is the node already.)
+            totals[kept] = filters.score.total(cols, ni as usize, cpu, mem);
             kept += 1;
         }
     }
-    chunk.truncate(kept);
-    totals.truncate(if scoring { kept } else { 0 });
+    flush_taint_rejects(filters, d, &rejected[..nr], deferred);
+    c.nodes.truncate(kept);
+    c.totals.truncate(if scoring { kept } else { 0 });
     c.top = Top::of_scores(&c.totals);
+}
+
+/// The taint quick rejects of [`compact_dense`] into `deferred`, as TaintToleration's.
+fn flush_taint_rejects(
+    filters: &ChunkFilters<'_>,
+    d: Dense,
+    rejected: &[u32],
+    deferred: &mut Vec<(u32, u32)>,
+) {
+    let Some(fi) = d.taint_reject.filter(|_| !rejected.is_empty()) else {
+        return;
+    };
+    for &ni in rejected {
+        debug_assert_eq!(
+            filters.fwk.filters[fi as usize].filter_code(
+                filters.state,
+                filters.pod,
+                &filters.snapshot.nodes()[ni as usize]
+            ),
+            Code::UnschedulableAndUnresolvable
+        );
+    }
+    #[cfg(test)]
+    TAINT_QUICK_REJECTS.with(|n| n.set(n.get() + rejected.len()));
+    deferred.extend(rejected.iter().map(|&ni| (ni, fi)));
 }
 
 #[cfg(test)]

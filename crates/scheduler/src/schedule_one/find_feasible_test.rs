@@ -482,3 +482,223 @@ fn dense_scan_equals_the_fast_check_and_the_exact_scores_at_the_edges() {
     // both fractions are clamped to 1, frequent in these nodes).
     assert!(marked * 2 > exact, "{marked} of {exact}");
 }
+
+/// The scan with the taint quick reject (`Dense::taint_reject` set): bit 1 is the fast check
+/// as without it, bit 4 marks exactly the nodes that fail the check and pass it once the taints
+/// flag is dropped from it (they fail by the flag alone), on nodes at the edges of the fit part
+/// with every combination of flags, with and without a fit part, scoring or not.
+#[test]
+fn dense_scan_marks_the_nodes_failing_by_the_taints_flag_alone() {
+    let free = [i64::MIN, -1, 0, 1, 99, 100, 101, i64::MAX];
+    let mut cols = NodeColumns::default();
+    for &p in &free {
+        for &c in &free {
+            for &m in &free {
+                for flags in 0..16u32 {
+                    cols.push(&NodeHot {
+                        free_pods: p,
+                        free_milli_cpu: c,
+                        free_memory: m,
+                        flags,
+                        alloc_milli_cpu: 4000,
+                        alloc_memory: 32 << 30,
+                        nz_milli_cpu: 100 + (p & 0xfff),
+                        nz_memory: 200 << 20,
+                        ..NodeHot::default()
+                    });
+                }
+            }
+        }
+    }
+    let n = cols.len();
+    let mut marked = 0;
+    for forbidden in [
+        NodeHot::FILTER_TAINTS,
+        NodeHot::FILTER_TAINTS | NodeHot::UNSCHEDULABLE,
+        NodeHot::FILTER_TAINTS | NodeHot::UNSCHEDULABLE | NodeHot::OTHER_OVERCOMMIT,
+    ] {
+        for fits in [None, Some((0, 0)), Some((100, 100)), Some((i64::MAX, 1))] {
+            for score in [None, Some((1, 1, 100.0, (200 << 20) as f64))] {
+                let fast = FastCheck {
+                    forbidden_flags: forbidden,
+                    fits,
+                    ..FastCheck::default()
+                };
+                let others = FastCheck {
+                    forbidden_flags: forbidden & !NodeHot::FILTER_TAINTS,
+                    ..fast
+                };
+                let (pods, (cpu, mem)) = match fits {
+                    Some(f) => (1, f),
+                    None => (i64::MIN, (i64::MIN, i64::MIN)),
+                };
+                let plain = Dense {
+                    forbidden: forbidden & !NodeHot::FILTER_TAINTS,
+                    taints: NodeHot::FILTER_TAINTS,
+                    taint_reject: None,
+                    fit: fits.is_some(),
+                    pods,
+                    cpu,
+                    mem,
+                    score,
+                };
+                let quick = Dense {
+                    taint_reject: Some(3),
+                    ..plain
+                };
+                let (mut s0, mut t0) = (vec![0u64; n], vec![0i64; n]);
+                let (mut s1, mut t1) = (vec![0u64; n], vec![0i64; n]);
+                let first = n / 2 + 7;
+                plain.scan_from(&cols, first, &mut s0, &mut t0);
+                quick.scan_from(&cols, first, &mut s1, &mut t1);
+                for k in 0..n {
+                    let i = (first + k) % n;
+                    let at = || format!("{forbidden} {fits:?} {score:?} {:?}", cols.get(i));
+                    assert_eq!(s1[k] & 3, s0[k], "{}", at());
+                    assert_eq!(s1[k] & 1 == 1, fast.passes_at(&cols, i), "{}", at());
+                    let alone = !fast.passes_at(&cols, i) && others.passes_at(&cols, i);
+                    assert_eq!(s1[k] >> 2 == 1, alone, "{}", at());
+                    marked += usize::from(alone);
+                    if s0[k] & 2 != 0 {
+                        assert_eq!(t1[k], t0[k], "{}", at());
+                    }
+                }
+            }
+        }
+    }
+    assert!(marked > 1000, "{marked}");
+}
+
+/// The dense strategy ([`filter_dense`]: the scan, then `compact_dense`) against the per-node
+/// fast-check strategy ([`filter_with_fast_check`]) on the same chunks, with and without the
+/// taint quick reject: chunks mixing nodes that pass (with their float score and, when cpu and
+/// memory are equally used, through the exact path), quick rejects, and nodes that run the
+/// filters (full, cordoned, cordoned and tainted, tainted and full), starting anywhere and
+/// wrapping past the last node, for pods with and without tolerations. The same nodes kept in
+/// the same order, the same totals and top, and the same failures by node and filter in the
+/// same order.
+#[test]
+fn dense_strategy_equals_the_per_node_fast_check_on_mixed_chunks() {
+    let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut quick_rejects = 0;
+    let mut inexact = 0;
+    for round in 0..6 {
+        let n = [300, 600, 257, 1000, 513, 256][round];
+        let mut nodes = Vec::new();
+        let mut running = Vec::new();
+        for i in 0..n {
+            let name = format!("n{i:04}");
+            // 4 cpu / 4Gi: a pod of 1 cpu / 1Gi uses both alike (BalancedAllocation exactly 100,
+            // through the exact path).
+            let (cpu, mem) = [("4", "4Gi"), ("4", "8Gi"), ("8", "16Gi")][rnd(3) as usize];
+            let mut b = node(&name).allocatable(&[("cpu", cpu), ("memory", mem), ("pods", "4")]);
+            // Runs of one kind as well as single nodes.
+            let kind = if rnd(4) == 0 { 9 } else { rnd(9) };
+            match kind {
+                0..=2 => b = b.taint("dedicated", "gpu", "NoSchedule"),
+                3 => b = b.unschedulable(),
+                4 => b = b.taint("dedicated", "gpu", "NoExecute").unschedulable(),
+                5 => b = b.taint("soft", "x", "PreferNoSchedule"),
+                _ => {}
+            }
+            if kind == 6 || (kind == 1 && rnd(2) == 0) {
+                // Full: four pods.
+                for k in 0..4 {
+                    running.push(pod(&format!("r{i}-{k}")).node(&name));
+                }
+            }
+            nodes.push(b);
+        }
+        let snap = snapshot(nodes, &running);
+        assert!(snap.order_is_index() && snap.has_filter_taints());
+        for k in 0..8 {
+            let (cpu, mem) = [("1", "1Gi"), ("500m", "2Gi"), ("2", "1Gi")][rnd(3) as usize];
+            let mut p = pod(&format!("p{k}")).container(&[("cpu", cpu), ("memory", mem)]);
+            if k % 4 == 3 {
+                p = p.toleration("other", "Exists", "", "NoSchedule");
+            }
+            if k % 4 == 2 {
+                p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule");
+            }
+            let p = p.info();
+            let mut state = CycleState::new();
+            let mut active = Vec::new();
+            run_pre_filter_plugins(&fwk, &mut state, &p, &snap, &mut active).unwrap();
+            let own: Vec<FastCheck> = active
+                .iter()
+                .map(|&fi| fwk.filters[fi].fast_check(&p).unwrap())
+                .collect();
+            let fast = own.iter().fold(FastCheck::default(), |a, f| a.and(*f));
+            let taint = active
+                .iter()
+                .position(|&fi| {
+                    fwk.filters[fi].name() == crate::framework::plugins::taint_toleration::NAME
+                })
+                .map(|j| active[j] as u32);
+            let quick = snap.tolerates_no_filter_taint(&p);
+            assert_eq!(quick, k % 4 != 2, "pod {k}");
+            let filters = ChunkFilters {
+                fwk: &fwk,
+                state: &state,
+                pod: &p,
+                snapshot: &snap,
+                active: &active,
+                own: &own,
+                score: Fused::LeastBalanced(1, 1),
+            };
+            for reject in [taint.filter(|_| quick), None] {
+                let d = Dense::of(fast, filters.score, &p, &snap, reject).unwrap();
+                assert_eq!(d.taint_reject.is_some(), reject.is_some());
+                for first in [0, 1, n / 2, n - CHUNK.min(n), n - 1, n - 100] {
+                    for len in [1, 7, CHUNK.min(n) - 1, CHUNK.min(n)] {
+                        let chunk = || Chunk {
+                            nodes: (0..len).map(|j| ((first + j) % n) as u32).collect(),
+                            take: len,
+                            ..Chunk::default()
+                        };
+                        let (mut dense, mut each) = (chunk(), chunk());
+                        // Buffers as a previous chunk left them: the scan overwrites them.
+                        dense.totals = vec![-5; CHUNK];
+                        dense.deferred.push((0, 0));
+                        each.deferred.push((0, 0));
+                        let before = TAINT_QUICK_REJECTS.with(|c| c.get());
+                        filter_dense(&filters, d, &mut dense);
+                        quick_rejects += TAINT_QUICK_REJECTS.with(|c| c.get()) - before;
+                        filter_with_fast_check(&filters, fast, &mut each);
+                        let at = format!("round {round} pod {k} {reject:?} from {first} len {len}");
+                        assert_eq!(dense.nodes, each.nodes, "{at}");
+                        assert_eq!(dense.totals, each.totals, "{at}");
+                        assert_eq!(dense.top, each.top, "{at}");
+                        assert_eq!(dense.deferred, each.deferred, "{at}");
+                        assert_eq!(dense.failed, each.failed, "{at}");
+                        // The scan's sums of the nodes without an exact score are not read:
+                        // spoiled, the exact path still gives the same totals.
+                        let mut spoiled = chunk();
+                        let mut st = vec![0u64; len];
+                        spoiled.totals = vec![0; len];
+                        d.scan_from(snap.columns(), first % n, &mut st, &mut spoiled.totals);
+                        for (t, &s) in spoiled.totals.iter_mut().zip(&st) {
+                            if s & 3 == 1 {
+                                *t = i64::MIN + 1;
+                                inexact += 1;
+                            }
+                        }
+                        compact_dense(&filters, d, &mut spoiled, &st, None);
+                        assert_eq!(spoiled.nodes, each.nodes, "{at}");
+                        assert_eq!(spoiled.totals, each.totals, "{at}");
+                        assert_eq!(spoiled.deferred, each.deferred[1..], "{at}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(quick_rejects > 10_000, "{quick_rejects}");
+    assert!(inexact > 1000, "{inexact}");
+}
