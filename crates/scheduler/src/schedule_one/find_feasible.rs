@@ -1035,6 +1035,49 @@ fn compact_dense(
     c.top = Top::of_scores(&c.totals);
 }
 
+/// [`compact_dense`] on a scan helper, for a chunk of `state.len()` nodes from `first` (wrapping
+/// to 0 at `n`) where every node passed with its score or is a taint quick reject: the nodes
+/// kept and their `sums` into `kept_nodes` and `kept_sums`, the quick rejects into `rejected`,
+/// in order; `(kept, rejected)` counts. `None` as soon as a node needs the filters or the exact
+/// path (the caller then compacts the chunk itself). The buffers hold at least `state.len()`.
+#[allow(clippy::too_many_arguments)]
+fn compact_clean(
+    scoring: bool,
+    first: usize,
+    n: usize,
+    state: &[u64],
+    sums: &[i64],
+    kept_nodes: &mut [u32],
+    kept_sums: &mut [i64],
+    rejected: &mut [u32],
+) -> Option<(usize, usize)> {
+    let len = state.len();
+    // As in `compact_dense`: the states that need nothing more.
+    let done: u64 = if scoring { 0x58 } else { 0x5a };
+    let sums = sums.get(..len)?;
+    let (kept_nodes, kept_sums) = (kept_nodes.get_mut(..len)?, kept_sums.get_mut(..len)?);
+    let rejected = rejected.get_mut(..len)?;
+    let (mut kept, mut nr) = (0, 0);
+    let mut ni = first;
+    for k in 0..len {
+        let s = state[k];
+        if (done >> (s & 7)) & 1 == 0 {
+            return None;
+        }
+        let id = ni as u32;
+        kept_nodes[kept] = id;
+        kept_sums[kept] = sums[k];
+        rejected[nr] = id;
+        kept += (s & 1) as usize;
+        nr += ((s >> 2) & 1) as usize;
+        ni += 1;
+        if ni == n {
+            ni = 0;
+        }
+    }
+    Some((kept, nr))
+}
+
 /// The taint quick rejects of [`compact_dense`] into `deferred`, as TaintToleration's.
 fn flush_taint_rejects(
     filters: &ChunkFilters<'_>,
@@ -1085,6 +1128,13 @@ struct ScanOut {
     sums: [i64; CHUNK],
     /// [`Dense::summary`] of the scan.
     summary: Option<Top>,
+    /// When not every node passed but no node needs the filters or the exact path
+    /// ([`compact_clean`]): how many nodes were kept and rejected, and the top of their sums.
+    compacted: Option<(usize, usize, Top)>,
+    /// The nodes kept, their sums, and the taint quick rejects, when `compacted`.
+    kept_nodes: [u32; CHUNK],
+    kept_sums: [i64; CHUNK],
+    rejected: [u32; CHUNK],
 }
 
 /// A round of the dense scan offered to the scan helpers: it shares the columns and owns its
@@ -1117,9 +1167,32 @@ impl PartJob for DenseJob {
             state,
             sums,
             summary,
+            compacted,
+            kept_nodes,
+            kept_sums,
+            rejected,
         } = &mut **out;
+        let scoring = d.score.is_some();
         d.scan_from(&cols, first, &mut state[..len], &mut sums[..len]);
-        *summary = Dense::summary(d.score.is_some(), &state[..len], &sums[..len]);
+        *summary = Dense::summary(scoring, &state[..len], &sums[..len]);
+        // (The caller compacts the chunk on its thread otherwise: a helper takes that part of
+        // a heterogeneous cluster's work too.)
+        *compacted = None;
+        if summary.is_none()
+            && let Some((kept, nr)) = compact_clean(
+                scoring,
+                first,
+                cols.len(),
+                &state[..len],
+                &sums[..len],
+                kept_nodes,
+                kept_sums,
+                rejected,
+            )
+        {
+            let top = Top::of_scores(&kept_sums[..if scoring { kept } else { 0 }]);
+            *compacted = Some((kept, nr, top));
+        }
         true
     }
 }
@@ -1163,6 +1236,10 @@ fn dense_round(
                 state: [0; CHUNK],
                 sums: [0; CHUNK],
                 summary: None,
+                compacted: None,
+                kept_nodes: [0; CHUNK],
+                kept_sums: [0; CHUNK],
+                rejected: [0; CHUNK],
             }))
         });
     }
@@ -1185,6 +1262,16 @@ fn dense_round(
             let out = job.outs[i].lock().unwrap_or_else(|p| p.into_inner());
             let len = c.nodes.len();
             c.totals.clear();
+            if let (None, Some((kept, nr, top))) = (out.summary, out.compacted) {
+                c.nodes.clear();
+                c.nodes.extend_from_slice(&out.kept_nodes[..kept]);
+                if d.score.is_some() {
+                    c.totals.extend_from_slice(&out.kept_sums[..kept]);
+                }
+                flush_taint_rejects(filters, d, &out.rejected[..nr], &mut c.deferred);
+                c.top = top;
+                continue;
+            }
             if d.score.is_some() {
                 c.totals.extend_from_slice(&out.sums[..len]);
             }

@@ -589,6 +589,7 @@ fn dense_strategy_equals_the_per_node_fast_check_on_mixed_chunks() {
     };
     let mut quick_rejects = 0;
     let mut inexact = 0;
+    let mut cleaned = 0;
     for round in 0..6 {
         let n = [300, 600, 257, 1000, 513, 256][round];
         let mut nodes = Vec::new();
@@ -690,6 +691,30 @@ fn dense_strategy_equals_the_per_node_fast_check_on_mixed_chunks() {
                                 inexact += 1;
                             }
                         }
+                        // A scan helper's compaction, when no node needs the filters or the
+                        // exact path: the same nodes, sums and quick rejects.
+                        let (mut kn, mut ks, mut rj) = ([0; CHUNK], [0; CHUNK], [0; CHUNK]);
+                        let first = first % n;
+                        let clean = compact_clean(
+                            true,
+                            first,
+                            n,
+                            &st,
+                            &spoiled.totals,
+                            &mut kn,
+                            &mut ks,
+                            &mut rj,
+                        );
+                        let needs_more = st.iter().any(|&s| s & 5 == 0 || s & 3 == 1);
+                        assert_eq!(clean.is_none(), needs_more, "{at}");
+                        if let Some((kept, nr)) = clean {
+                            cleaned += 1;
+                            assert_eq!(kn[..kept], each.nodes, "{at}");
+                            assert_eq!(ks[..kept], each.totals, "{at}");
+                            let rejects: Vec<_> =
+                                rj[..nr].iter().map(|&ni| (ni, reject.unwrap())).collect();
+                            assert_eq!(rejects, each.deferred[1..], "{at}");
+                        }
                         compact_dense(&filters, d, &mut spoiled, &st, None);
                         assert_eq!(spoiled.nodes, each.nodes, "{at}");
                         assert_eq!(spoiled.totals, each.totals, "{at}");
@@ -701,4 +726,5 @@ fn dense_strategy_equals_the_per_node_fast_check_on_mixed_chunks() {
     }
     assert!(quick_rejects > 10_000, "{quick_rejects}");
     assert!(inexact > 1000, "{inexact}");
+    assert!(cleaned > 20, "{cleaned}");
 }
