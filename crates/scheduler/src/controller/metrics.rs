@@ -92,17 +92,9 @@ pub struct SchedulerMetrics {
     incoming_published: Arc<Mutex<BTreeMap<(&'static str, &'static str), u64>>>,
 }
 
-/// `getAttemptsLabel` (v1.22 `scheduler.go`): `1`..`14`, then `15+`.
-pub fn attempts_label(attempts: u32) -> String {
-    if attempts >= 15 {
-        "15+".to_string()
-    } else {
-        attempts.to_string()
-    }
-}
-
-/// [`attempts_label`] as a static string (no allocation per bound pod).
-pub fn attempts_label_str(attempts: u32) -> &'static str {
+/// `getAttemptsLabel` (v1.22 `scheduler.go`): `1`..`14`, then `15+` (static strings: no
+/// allocation per bound pod).
+pub fn attempts_label(attempts: u32) -> &'static str {
     const LABELS: [&str; 15] = [
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14",
     ];
@@ -239,7 +231,7 @@ impl SchedulerMetrics {
     pub fn observe_pod_scheduled(&self, attempts: u32, since_first_queued: Duration) {
         self.pod_scheduling_attempts.observe(f64::from(attempts));
         self.pod_scheduling_duration
-            .with_label_values(&[&attempts_label(attempts)])
+            .with_label_values(&[attempts_label(attempts)])
             .observe(since_first_queued.as_secs_f64());
     }
 
@@ -275,45 +267,6 @@ impl SchedulerMetrics {
                 .with_label_values(&[kind])
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         }
-    }
-}
-
-/// The children of one metric family the scheduling loop touches on every cycle, each looked
-/// up with `with_label_values` (a hash of its label values and a lock of the family) the first
-/// time, then kept: the same child, created at the same moment as without the cache (no series
-/// appears earlier in the exposition), at a scan of a few entries per use instead. The label
-/// values are static strings (extension points, status codes, results, profile, queue names).
-pub struct Children<const N: usize, M> {
-    resolved: Vec<([&'static str; N], M)>,
-}
-
-impl<const N: usize, M> Default for Children<N, M> {
-    fn default() -> Self {
-        Children {
-            resolved: Vec::new(),
-        }
-    }
-}
-
-impl<const N: usize, M> Children<N, M> {
-    /// The child of `family` with `labels`: `family.with_label_values(&labels)`, resolved once.
-    pub fn get<T>(
-        &mut self,
-        family: &prometheus::core::MetricVec<T>,
-        labels: [&'static str; N],
-    ) -> &M
-    where
-        T: prometheus::core::MetricVecBuilder<M = M>,
-    {
-        let i = match self.resolved.iter().position(|(l, _)| *l == labels) {
-            Some(i) => i,
-            None => {
-                self.resolved
-                    .push((labels, family.with_label_values(&labels)));
-                self.resolved.len() - 1
-            }
-        };
-        &self.resolved[i].1
     }
 }
 
@@ -389,86 +342,8 @@ pub fn url_template(path: &str) -> String {
     out
 }
 
-/// Segments of a path [`push_url_template`] templates in one pass over a fixed array; longer
-/// paths take [`push_url_template_general`].
-const TEMPLATE_SEGMENTS: usize = 16;
-
-/// [`url_template`] of `path` appended to `out`, without a buffer of its own: the path's
-/// non-empty segments found in one pass over its bytes (every request of every client comes
-/// through here; the iterator walk of [`push_url_template_general`] went over the path three
-/// times).
+/// [`url_template`] of `path` appended to `out`, without a buffer of its own.
 fn push_url_template(out: &mut String, path: &str) {
-    let mut parts = [""; TEMPLATE_SEGMENTS];
-    let mut n = 0;
-    let mut start = 0;
-    for (i, b) in path.bytes().chain(std::iter::once(b'/')).enumerate() {
-        if b != b'/' {
-            continue;
-        }
-        // `/` is ASCII: `start..i` lies on character boundaries.
-        if let Some(seg) = path.get(start..i).filter(|s| !s.is_empty()) {
-            if n == TEMPLATE_SEGMENTS {
-                return push_url_template_general(out, path);
-            }
-            parts[n] = seg;
-            n += 1;
-        }
-        start = i + 1;
-    }
-    let parts = &parts[..n];
-    let seg = |out: &mut String, s: &str| {
-        out.push('/');
-        out.push_str(s);
-    };
-    let prefix = match parts.first() {
-        Some(&"api") => 2,
-        Some(&"apis") => 3,
-        _ => {
-            out.push_str(path);
-            return;
-        }
-    };
-    let prefix = prefix.min(parts.len());
-    for s in &parts[..prefix] {
-        seg(out, s);
-    }
-    let rest = &parts[prefix..];
-    let Some(&first) = rest.first() else {
-        return;
-    };
-    let mut i = 1;
-    if first == "namespaces" && rest.len() >= 2 {
-        // namespaces/{namespace}[/resource[/{name}[/sub...]]]; `namespaces/x` alone is
-        // the Namespace object itself.
-        seg(out, "namespaces");
-        seg(
-            out,
-            if rest.len() == 2 {
-                "{name}"
-            } else {
-                "{namespace}"
-            },
-        );
-        i = 2;
-        if let Some(resource) = rest.get(i) {
-            seg(out, resource);
-            i += 1;
-        }
-    } else {
-        // Cluster-scoped: resource[/{name}[/sub...]].
-        seg(out, first);
-    }
-    if i < rest.len() {
-        seg(out, "{name}");
-        for s in &rest[i + 1..] {
-            seg(out, s);
-        }
-    }
-}
-
-/// [`push_url_template`] for any number of segments (the walk over an iterator: paths of more
-/// than [`TEMPLATE_SEGMENTS`] segments, which no API path has).
-fn push_url_template_general(out: &mut String, path: &str) {
     fn seg(out: &mut String, s: &str) {
         out.push('/');
         out.push_str(s);
@@ -719,18 +594,15 @@ mod tests {
     }
 
     #[test]
-    fn attempts_label_str_is_attempts_label() {
-        for a in (0..40).chain([u32::MAX - 1, u32::MAX]) {
-            assert_eq!(attempts_label_str(a), attempts_label(a), "{a}");
-        }
-    }
-
-    #[test]
     fn attempts_label_caps_at_15() {
         assert_eq!(attempts_label(1), "1");
         assert_eq!(attempts_label(14), "14");
         assert_eq!(attempts_label(15), "15+");
         assert_eq!(attempts_label(40), "15+");
+        for a in 0..15 {
+            assert_eq!(attempts_label(a), a.to_string());
+        }
+        assert_eq!(attempts_label(u32::MAX), "15+");
     }
 
     #[test]
@@ -747,47 +619,6 @@ mod tests {
         ]));
         assert_eq!(value("active", "PodAdd"), 5);
         assert_eq!(value("backoff", "ScheduleAttemptFailure"), 1);
-    }
-
-    /// The one-pass template is the iterator walk's, on API paths of every shape, odd ones
-    /// (doubled and trailing slashes, no prefix, non-ASCII) and paths longer than its array.
-    #[test]
-    fn url_template_one_pass_is_the_general_walk() {
-        let long = format!("/api/v1/namespaces/ns/pods/p{}", "/x".repeat(20));
-        let paths = [
-            "",
-            "/",
-            "//",
-            "/api",
-            "/api/",
-            "/api/v1",
-            "/apis/events.k8s.io/v1",
-            "/api/v1/nodes",
-            "/api/v1/nodes/n-1",
-            "/api/v1/nodes/n-1/status",
-            "/api/v1/namespaces",
-            "/api/v1/namespaces/ns",
-            "/api/v1/namespaces/ns/pods",
-            "/api/v1/namespaces/ns/pods/p/binding",
-            "/api/v1/namespaces/ns/pods/p/status/extra/more",
-            "/apis/coordination.k8s.io/v1/namespaces/default/leases/mini-scheduler",
-            "/apis/events.k8s.io/v1/namespaces/ns/events",
-            "/api//v1///namespaces/ns//pods/p/",
-            "/version",
-            "/healthz/ready",
-            "relative/api/v1",
-            "/api/v1/namespaces/né/pods/🙂",
-            "/api/v1/x/y/z/a/b/c/d/e/f/g/h/i/j/k",
-            "/api/v1/x/y/z/a/b/c/d/e/f/g/h/i/j/k/l",
-            &long,
-        ];
-        for path in paths {
-            let mut fast = String::new();
-            push_url_template(&mut fast, path);
-            let mut general = String::new();
-            push_url_template_general(&mut general, path);
-            assert_eq!(fast, general, "{path:?}");
-        }
     }
 
     #[test]

@@ -225,28 +225,6 @@ struct Scheduler {
     preemption: crate::preemption::DefaultPreemption,
     /// The values [`Scheduler::publish_queue_metrics`] last published.
     published: Option<[usize; 7]>,
-    /// The metric children every cycle touches, resolved once.
-    children: CycleMetrics,
-}
-
-/// The children of [`SchedulerMetrics`]' families that the loop observes on every scheduling
-/// cycle or loop pass, each resolved on first use ([`metrics::Children`]).
-#[derive(Default)]
-struct CycleMetrics {
-    /// `extension_point_duration` by extension point, status and profile.
-    extension_point: metrics::Children<3, prometheus::Histogram>,
-    /// `schedule_attempts` by result and profile.
-    attempts: metrics::Children<2, prometheus::IntCounter>,
-    /// `scheduling_attempt_duration` by result and profile.
-    attempt_duration: metrics::Children<2, prometheus::Histogram>,
-    /// `e2e_scheduling_duration` by result and profile.
-    e2e_duration: metrics::Children<2, prometheus::Histogram>,
-    /// `pending_pods` by queue.
-    pending: metrics::Children<1, prometheus::IntGauge>,
-    /// `cache_size` by type.
-    cache_size: metrics::Children<1, prometheus::IntGauge>,
-    /// `pod_scheduling_duration` by attempts.
-    pod_duration: metrics::Children<1, prometheus::Histogram>,
 }
 
 /// Run the scheduler until shutdown or loss of leadership.
@@ -331,7 +309,6 @@ pub async fn run(
             seed,
         ),
         published: None,
-        children: CycleMetrics::default(),
     };
 
     let mut state = leader.state();
@@ -748,52 +725,17 @@ impl Scheduler {
             return;
         }
         self.published = Some(now);
-        let (m, c) = (&self.metrics, &mut self.children);
-        for (queue, n) in [
-            ("active", p.active),
-            ("backoff", p.backoff),
-            ("unschedulable", p.unschedulable),
-        ] {
-            c.pending.get(&m.pending_pods, [queue]).set(n as i64);
-        }
-        m.publish_incoming(self.h.queue.incoming_pods());
-        // `SchedulerMetrics::publish_cache_size`, through the resolved children.
-        for (kind, n) in [
-            ("nodes", cache.snapshot().len()),
-            ("pods", cache.pod_count()),
-            ("assumed_pods", cache.assumed_pod_count()),
-        ] {
-            c.cache_size
-                .get(&m.cache_size, [kind])
-                .set(i64::try_from(n).unwrap_or(i64::MAX));
-        }
-    }
-
-    /// [`SchedulerMetrics::observe_pod_scheduled`], through the resolved children.
-    fn observe_pod_scheduled(&mut self, attempts: u32, since_first_queued: Duration) {
-        let (m, c) = (&self.metrics, &mut self.children);
-        m.pod_scheduling_attempts.observe(f64::from(attempts));
-        c.pod_duration
-            .get(
-                &m.pod_scheduling_duration,
-                [metrics::attempts_label_str(attempts)],
-            )
-            .observe(since_first_queued.as_secs_f64());
-    }
-
-    /// [`SchedulerMetrics::observe_attempt`] of this replica's profile, through the resolved
-    /// children.
-    fn observe_attempt(&mut self, result: &'static str, seconds: f64) {
-        let (m, c) = (&self.metrics, &mut self.children);
-        c.attempts
-            .get(&m.schedule_attempts, [result, PROFILE_NAME])
-            .inc();
-        c.attempt_duration
-            .get(&m.scheduling_attempt_duration, [result, PROFILE_NAME])
-            .observe(seconds);
-        c.e2e_duration
-            .get(&m.e2e_scheduling_duration, [result, PROFILE_NAME])
-            .observe(seconds);
+        let g = &self.metrics.pending_pods;
+        g.with_label_values(&["active"]).set(p.active as i64);
+        g.with_label_values(&["backoff"]).set(p.backoff as i64);
+        g.with_label_values(&["unschedulable"])
+            .set(p.unschedulable as i64);
+        self.metrics.publish_incoming(self.h.queue.incoming_pods());
+        self.metrics.publish_cache_size(
+            cache.snapshot().len(),
+            cache.pod_count(),
+            cache.assumed_pod_count(),
+        );
     }
 
     fn report_malformed(&mut self) {
@@ -854,12 +796,9 @@ impl Scheduler {
             ("Score", t.score),
         ] {
             if let Some((d, code)) = timing {
-                self.children
-                    .extension_point
-                    .get(
-                        &self.metrics.extension_point_duration,
-                        [point, code.as_str(), PROFILE_NAME],
-                    )
+                self.metrics
+                    .extension_point_duration
+                    .with_label_values(&[point, code.as_str(), PROFILE_NAME])
                     .observe(d.as_secs_f64());
             }
         }
@@ -896,7 +835,8 @@ impl Scheduler {
                 self.h.queue.delete(&pod);
                 self.assumed_uid.insert(key.clone(), pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
-                self.observe_attempt("scheduled", elapsed);
+                self.metrics
+                    .observe_attempt("scheduled", PROFILE_NAME, elapsed);
                 // extendersBinding: the extender that manages the pod binds it; else
                 // DefaultBinder.
                 let binder: Arc<dyn Binder> = match crate::extender::binder_for(
@@ -925,7 +865,8 @@ impl Scheduler {
                 } else {
                     "error"
                 };
-                self.observe_attempt(result, start.elapsed().as_secs_f64());
+                self.metrics
+                    .observe_attempt(result, PROFILE_NAME, start.elapsed().as_secs_f64());
                 let message = e.to_string();
                 debug!(pod = %key, reason = %message, "Unable to schedule pod; waiting");
                 // PostFilter: DefaultPreemption, when the profile runs it (v1.22 runs it on a
@@ -1156,7 +1097,7 @@ impl Scheduler {
         match result {
             BindResult::Bound => {
                 debug!(pod = %key, node = %node, "Successfully bound pod to node");
-                self.observe_pod_scheduled(
+                self.metrics.observe_pod_scheduled(
                     attempt.attempts,
                     now().saturating_duration_since(attempt.initial_attempt_timestamp),
                 );
