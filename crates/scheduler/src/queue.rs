@@ -342,6 +342,13 @@ fn is_pod_updated(old: &PodInfo, new: &PodInfo) -> bool {
     strip(old) != strip(new)
 }
 
+/// The next insertion sequence of the counter `seq` ([`PriorityQueue::next_seq`], also where
+/// the active heap is borrowed).
+fn bump(seq: &mut u64) -> u64 {
+    *seq += 1;
+    *seq
+}
+
 /// kube-scheduler's `PriorityQueue` (see the module docs).
 #[derive(Debug)]
 pub struct PriorityQueue {
@@ -410,8 +417,7 @@ impl PriorityQueue {
     }
 
     fn next_seq(&mut self) -> u64 {
-        self.seq += 1;
-        self.seq
+        bump(&mut self.seq)
     }
 
     fn push_active(&mut self, p: QueuedPodInfo) {
@@ -458,16 +464,9 @@ impl PriorityQueue {
         self.count_incoming(QueueName::Active, "PodAdd");
         // `heap.Add` of an existing key updates in place, keeping its heap slot; a new key
         // takes the next sequence.
-        let next = &mut self.seq;
-        self.active.add_or_update_keyed(
-            key,
-            active_key(&p),
-            || {
-                *next += 1;
-                *next
-            },
-            p,
-        );
+        let seq = &mut self.seq;
+        self.active
+            .add_or_update_keyed(key, active_key(&p), || bump(seq), p);
     }
 
     /// `Update` of a pending pod (`old` is the previous object, when known):

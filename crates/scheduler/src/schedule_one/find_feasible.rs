@@ -995,9 +995,7 @@ fn compact_dense(
     if rejected.len() < len {
         rejected.resize(CHUNK.max(len), 0);
     }
-    // The states that need nothing more, as bits of a mask: a node that passes with its
-    // score (3; 1 when not scoring), a quick reject (4, 6 with a score it does not need).
-    let done: u64 = if scoring { 0x58 } else { 0x5a };
+    let done = done_states(scoring);
     let (state, chunk, totals) = (&state[..len], &mut chunk[..len], &mut totals[..len]);
     let rejected = &mut rejected[..len];
     let mut kept = 0;
@@ -1035,6 +1033,14 @@ fn compact_dense(
     c.top = Top::of_scores(&c.totals);
 }
 
+/// The scan states (`state & 7`) that need nothing more after the scan, as bits of a mask
+/// (`done >> (state & 7) & 1`): a node that passes with its score (3; 1 when not scoring), a
+/// taint quick reject (4, 6 with a score it does not need). [`compact_dense`] and
+/// [`compact_clean`] agree on it.
+const fn done_states(scoring: bool) -> u64 {
+    if scoring { 0x58 } else { 0x5a }
+}
+
 /// [`compact_dense`] on a scan helper, for a chunk of `state.len()` nodes from `first` (wrapping
 /// to 0 at `n`) where every node passed with its score or is a taint quick reject: the nodes
 /// kept and their `sums` into `kept_nodes` and `kept_sums`, the quick rejects into `rejected`,
@@ -1052,8 +1058,7 @@ fn compact_clean(
     rejected: &mut [u32],
 ) -> Option<(usize, usize)> {
     let len = state.len();
-    // As in `compact_dense`: the states that need nothing more.
-    let done: u64 = if scoring { 0x58 } else { 0x5a };
+    let done = done_states(scoring);
     let sums = sums.get(..len)?;
     let (kept_nodes, kept_sums) = (kept_nodes.get_mut(..len)?, kept_sums.get_mut(..len)?);
     let rejected = rejected.get_mut(..len)?;
