@@ -351,26 +351,41 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Completion { shell } => completion(shell),
-        Command::Run(args) => match tokio::runtime::Runtime::new() {
-            // The scheduler runs as a task on the runtime's workers, not on `block_on`'s own
-            // thread: the scheduling loop then shares the workers with the watch, binding and
-            // connection tasks it exchanges a message with for every pod, instead of the
-            // runtime waking a separate parked thread (a futex wake and a context switch) for
-            // each. Measured: ~3x fewer voluntary context switches of the leader per bound pod.
-            Ok(rt) => rt.block_on(async move {
-                match tokio::spawn(async move { run::run(*args, &gates).await }).await {
-                    Ok(code) => code,
-                    Err(e) => {
-                        print_error(format_args!("the scheduler task failed: {e}"));
-                        ExitCode::FAILURE
-                    }
+        Command::Run(args) => {
+            let workers = match flags::runtime_workers(
+                std::env::var_os(flags::TOKIO_WORKER_THREADS).as_deref(),
+            ) {
+                Ok(n) => n,
+                Err(e) => {
+                    print_error(e);
+                    return ExitCode::from(EXIT_BAD_INPUT);
                 }
-            }),
-            Err(e) => {
-                print_error(format_args!("starting the async runtime: {e}"));
-                ExitCode::FAILURE
+            };
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build();
+            match rt {
+                // The scheduler runs as a task on the runtime's workers, not on `block_on`'s
+                // own thread: the scheduling loop then shares a worker with the watch, binding
+                // and connection tasks it exchanges a message with for every pod, instead of
+                // the runtime waking a separately parked thread (a futex wake and a context
+                // switch) for each.
+                Ok(rt) => rt.block_on(async move {
+                    match tokio::spawn(async move { run::run(*args, &gates).await }).await {
+                        Ok(code) => code,
+                        Err(e) => {
+                            print_error(format_args!("the scheduler task failed: {e}"));
+                            ExitCode::FAILURE
+                        }
+                    }
+                }),
+                Err(e) => {
+                    print_error(format_args!("starting the async runtime: {e}"));
+                    ExitCode::FAILURE
+                }
             }
-        },
+        }
         Command::Policy {
             command: PolicyCommand::Check { file },
         } => policy_check(&file, &gates),

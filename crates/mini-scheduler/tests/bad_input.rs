@@ -392,3 +392,25 @@ fn streamed_json_is_the_whole_report() {
     }
     assert_eq!(streamed, whole);
 }
+
+/// `run` reads tokio's `TOKIO_WORKER_THREADS` for its runtime's worker count; a value tokio
+/// would panic on stops start-up with exit code 2 and names the variable and the value, before
+/// anything else is read.
+#[test]
+fn a_bad_tokio_worker_threads_exits_2() {
+    for bad in ["0", "many"] {
+        let out = command(&["run", "--kubeconfig", "/nonexistent/kubeconfig"])
+            .env("TOKIO_WORKER_THREADS", bad)
+            .output()
+            .expect("the binary runs");
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "TOKIO_WORKER_THREADS={bad:?}: must be a positive integer"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -101,12 +101,13 @@ use crate::schedule_one::{Algorithm, ScheduleError, TieBreak};
 pub(super) const FOLLOWER_BATCH: Duration = Duration::from_millis(10);
 
 /// The scheduling cycle's workers in cluster mode: `parallelism`, at most the `cores` the
-/// process may use less one, and at least one. The tokio runtime's threads (watch decoding,
-/// the bindings' and events' HTTP requests) need the remaining core while the leader schedules;
-/// on 2 cores a second cycle worker only traded places with them, and waking it for each cycle
-/// and letting it spin idle after cost more than it saved (e2e_throughput 5000 nodes / 10000
-/// pods / 3 replicas: the leader's CPU per bound pod 0.58-0.91x with one worker). Placements do
-/// not depend on the number of workers.
+/// process may use less one, and at least one. The remaining core is left to the API traffic
+/// (the watches' decoding and the bindings' and events' HTTP requests, on the tokio runtime's
+/// worker threads between cycles, and the kernel's network work); measured when the runtime
+/// had a worker per core: on 2 cores a second cycle worker only traded places with them, and
+/// waking it for each cycle and letting it spin idle after cost more than it saved
+/// (e2e_throughput 5000 nodes / 10000 pods / 3 replicas: the leader's CPU per bound pod
+/// 0.58-0.91x with one worker). Placements do not depend on the number of workers.
 fn cycle_workers(parallelism: usize, cores: usize) -> usize {
     parallelism.clamp(1, cores.saturating_sub(1).max(1))
 }
