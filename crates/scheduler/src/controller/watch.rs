@@ -53,36 +53,37 @@ impl Resource for WirePod {
     }
 }
 
-/// How many [`super::handlers::EventHandlers`] keep the API objects of assigned pods
-/// ([`KeepsAssignedText`]): while none does, the assigned watch and the read barrier's LIST
-/// decode each pod without its text ([`AssignedPod`]). Process-wide, as a `Deserialize`
+/// How many [`super::handlers::EventHandlers`] keep the API objects of nodes and assigned pods
+/// ([`KeepsObjects`]): while none does, the assigned watch and the read barrier's LIST
+/// decode each pod without its text ([`AssignedPod`]), and the node watch decodes only the
+/// fields [`crate::model::NodeInfo`] reads ([`WatchedNode`]). Process-wide, as a `Deserialize`
 /// impl sees no state of its own; with several schedulers in one process (tests) the text is
 /// kept when any of them wants it, which the others drop as they always did.
-static ASSIGNED_TEXT_KEEPERS: AtomicUsize = AtomicUsize::new(0);
+static OBJECT_KEEPERS: AtomicUsize = AtomicUsize::new(0);
 
-/// Held by event handlers that keep the API objects of assigned pods (an extender that is not
-/// `nodeCacheCapable` is configured): while one is held, assigned pods are decoded with their
-/// text ([`AssignedPod`]).
+/// Held by event handlers that keep the API objects of nodes and assigned pods (an extender
+/// that is not `nodeCacheCapable` is configured): while one is held, assigned pods are decoded
+/// with their text ([`AssignedPod`]) and nodes whole ([`WatchedNode`]).
 #[derive(Debug)]
-pub(super) struct KeepsAssignedText(());
+pub(super) struct KeepsObjects(());
 
-impl KeepsAssignedText {
+impl KeepsObjects {
     /// Count one more keeper.
-    pub(super) fn new() -> KeepsAssignedText {
-        ASSIGNED_TEXT_KEEPERS.fetch_add(1, Ordering::Relaxed);
-        KeepsAssignedText(())
+    pub(super) fn new() -> KeepsObjects {
+        OBJECT_KEEPERS.fetch_add(1, Ordering::Relaxed);
+        KeepsObjects(())
     }
 }
 
-impl Drop for KeepsAssignedText {
+impl Drop for KeepsObjects {
     fn drop(&mut self) {
-        ASSIGNED_TEXT_KEEPERS.fetch_sub(1, Ordering::Relaxed);
+        OBJECT_KEEPERS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// A pod of the assigned watch or of the read barrier's LIST: a [`WirePod`] decoded in one
 /// pass without its text ([`WirePod::deserialize_without_object`]) unless some handlers keep
-/// assigned pods' objects ([`KeepsAssignedText`]). The handlers drop a bound pod's object
+/// assigned pods' objects ([`KeepsObjects`]). The handlers drop a bound pod's object
 /// otherwise, so the text (found by a second pass over the JSON, then copied) was never read:
 /// every replica decodes every bound pod once as the assigned watch delivers it.
 #[derive(Clone, Debug)]
@@ -114,7 +115,7 @@ impl Resource for AssignedPod {
 
 impl<'de> serde::Deserialize<'de> for AssignedPod {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AssignedPod, D::Error> {
-        if ASSIGNED_TEXT_KEEPERS.load(Ordering::Relaxed) > 0 {
+        if OBJECT_KEEPERS.load(Ordering::Relaxed) > 0 {
             <WirePod as serde::Deserialize>::deserialize(d).map(AssignedPod)
         } else {
             WirePod::deserialize_without_object(d).map(AssignedPod)
@@ -128,6 +129,129 @@ fn assigned_event(ev: WatchEvent<AssignedPod>) -> WatchEvent<WirePod> {
         WatchEvent::Apply(o) => WatchEvent::Apply(o.0),
         WatchEvent::Delete(o) => WatchEvent::Delete(o.0),
         WatchEvent::InitApply(o) => WatchEvent::InitApply(o.0),
+        WatchEvent::Init => WatchEvent::Init,
+        WatchEvent::InitDone => WatchEvent::InitDone,
+    }
+}
+
+/// A node of the node watch: the whole `v1.Node` while some handlers keep nodes' objects
+/// ([`KeepsObjects`]: an extender that is not `nodeCacheCapable` is sent them), otherwise only
+/// the fields [`crate::model::NodeInfo`] and the watch read ([`NodeFields`]), the rest of the
+/// object skipped by the JSON reader without being built: the handlers drop a node's object
+/// then, so `status.capacity`, `conditions`, `addresses`, `nodeInfo`, `daemonEndpoints` and
+/// the metadata's `managedFields`, `creationTimestamp` and `uid` were decoded (and freed) for
+/// nothing (issue 12: most of a follower's ~14,000 instructions per node at start-up).
+/// Boxed, as [`Boxed`] (a LIST page grows a `Vec` of pointers).
+#[derive(Clone, Debug)]
+struct WatchedNode(Box<core::Node>);
+
+impl Resource for WatchedNode {
+    type DynamicType = ();
+    type Scope = k8s_openapi::ClusterResourceScope;
+
+    fn kind(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::kind(dt)
+    }
+    fn group(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::group(dt)
+    }
+    fn version(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::version(dt)
+    }
+    fn plural(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::plural(dt)
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.0.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.0.metadata
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for WatchedNode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WatchedNode, D::Error> {
+        if OBJECT_KEEPERS.load(Ordering::Relaxed) > 0 {
+            Box::<core::Node>::deserialize(d).map(WatchedNode)
+        } else {
+            NodeFields::deserialize(d).map(|f| WatchedNode(Box::new(f.into_node())))
+        }
+    }
+}
+
+/// The fields of a `v1.Node` that [`crate::model::NodeInfo::from_node`] and the watch read
+/// ([`WatchedNode`]); `null` reads as absent, as k8s-openapi's `Node` reads it.
+#[derive(serde::Deserialize)]
+struct NodeFields {
+    metadata: Option<NodeMeta>,
+    spec: Option<NodeSpecFields>,
+    status: Option<NodeStatusFields>,
+}
+
+/// `metadata`: identity, `resourceVersion` (the watcher resumes from it), labels and
+/// annotations (`NodePreferAvoidPods`).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+    resource_version: Option<String>,
+    labels: Option<std::collections::BTreeMap<String, String>>,
+    annotations: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// `spec`: taints and `unschedulable`.
+#[derive(serde::Deserialize)]
+struct NodeSpecFields {
+    taints: Option<Vec<core::Taint>>,
+    unschedulable: Option<bool>,
+}
+
+/// `status`: `allocatable` (v1.22 does not read `capacity`) and `images` (ImageLocality).
+#[derive(serde::Deserialize)]
+struct NodeStatusFields {
+    allocatable: Option<
+        std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >,
+    images: Option<Vec<core::ContainerImage>>,
+}
+
+impl NodeFields {
+    /// The `v1.Node` of these fields (every other field unset).
+    fn into_node(self) -> core::Node {
+        let meta =
+            self.metadata.map(
+                |m| k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    name: m.name,
+                    namespace: m.namespace,
+                    resource_version: m.resource_version,
+                    labels: m.labels,
+                    annotations: m.annotations,
+                    ..Default::default()
+                },
+            );
+        core::Node {
+            metadata: meta.unwrap_or_default(),
+            spec: self.spec.map(|s| core::NodeSpec {
+                taints: s.taints,
+                unschedulable: s.unschedulable,
+                ..Default::default()
+            }),
+            status: self.status.map(|s| core::NodeStatus {
+                allocatable: s.allocatable,
+                images: s.images,
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+/// A [`WatchedNode`] watch event as the event of its `v1.Node`.
+fn node_event(ev: WatchEvent<WatchedNode>) -> WatchEvent<core::Node> {
+    match ev {
+        WatchEvent::Apply(o) => WatchEvent::Apply(*o.0),
+        WatchEvent::Delete(o) => WatchEvent::Delete(*o.0),
+        WatchEvent::InitApply(o) => WatchEvent::InitApply(*o.0),
         WatchEvent::Init => WatchEvent::Init,
         WatchEvent::InitDone => WatchEvent::InitDone,
     }
@@ -438,7 +562,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::Nodes,
-        |e| WatchMsg::Node(unboxed(e)),
+        |e| WatchMsg::Node(node_event(e)),
     );
     spawn_watch(
         t,
@@ -883,7 +1007,7 @@ mod tests {
     /// Assigned pods decode in one pass without their text (no object) through kube's
     /// watch-event and LIST types, with the same scheduling fields, key and resourceVersion as
     /// the pending watch's [`WirePod`] and so the same [`PodInfo`] once the cache drops the
-    /// object; while a handler keeps assigned pods' objects ([`KeepsAssignedText`]), the
+    /// object; while a handler keeps assigned pods' objects ([`KeepsObjects`]), the
     /// text is kept and decodes to the whole pod. A value that is not a pod is an error
     /// either way.
     #[test]
@@ -921,7 +1045,7 @@ mod tests {
                 (key_of(&wire), wire.resource_version())
             );
         }
-        let kept = KeepsAssignedText::new();
+        let kept = KeepsObjects::new();
         let ev: kube::core::WatchEvent<AssignedPod> = serde_json::from_str(&line).unwrap();
         let kube::core::WatchEvent::Added(a) = ev else {
             panic!("not ADDED")
