@@ -1061,6 +1061,73 @@ mod tests {
         );
     }
 
+    /// A node of the node watch decodes, without its object, to the same [`NodeInfo`] as the
+    /// whole `v1.Node` (every field scheduling reads: name, labels, taints, unschedulable,
+    /// allocatable, images, the preferAvoidPods annotation), with the key and resourceVersion
+    /// the watch resumes from; the fields nothing reads (capacity, conditions, addresses,
+    /// managedFields...) are not built. While a handler keeps objects, the node is whole.
+    /// `null` parts read as absent, as k8s-openapi reads them.
+    #[test]
+    fn nodes_decode_only_what_node_info_reads() {
+        use crate::model::NodeInfo;
+        let node = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","uid":"u-1",
+            "resourceVersion":"17","creationTimestamp":"2026-01-02T03:04:05Z",
+            "labels":{"kubernetes.io/hostname":"n1","topology.kubernetes.io/zone":"z1"},
+            "annotations":{"scheduler.alpha.kubernetes.io/preferAvoidPods":
+              "{\"preferAvoidPods\":[{\"podSignature\":{\"podController\":{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"abc\",\"controller\":true}}}]}",
+              "other":"x"},
+            "managedFields":[{"manager":"kubelet","operation":"Update","fieldsType":"FieldsV1",
+              "fieldsV1":{"f:status":{"f:capacity":{}}}}]},
+          "spec":{"podCIDR":"10.0.0.0/24","providerID":"p://n1","unschedulable":true,
+            "taints":[{"key":"k","value":"v","effect":"NoSchedule"},{"key":"e","effect":"NoExecute"}]},
+          "status":{"capacity":{"cpu":"8","memory":"64Gi","pods":"110"},
+            "allocatable":{"cpu":"7500m","memory":"60Gi","pods":"110","nvidia.com/gpu":"2"},
+            "conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-02T03:04:05Z"}],
+            "addresses":[{"type":"InternalIP","address":"10.0.0.1"}],
+            "images":[{"names":["reg/a:1","reg/a@sha256:00"],"sizeBytes":1000},{"names":["reg/b:2"],"sizeBytes":20}],
+            "nodeInfo":{"machineID":"m","systemUUID":"s","bootID":"b","kernelVersion":"k","osImage":"o",
+              "containerRuntimeVersion":"c","kubeletVersion":"v1.22.0","kubeProxyVersion":"v1.22.0",
+              "operatingSystem":"linux","architecture":"amd64"}}}"#;
+        let full: core::Node = serde_json::from_str(node).unwrap();
+        let info = |n: core::Node| format!("{:?}", NodeInfo::from_node(n).unwrap().without_object());
+        let fields: NodeFields = serde_json::from_str(node).unwrap();
+        let slim = fields.into_node();
+        assert_eq!(info(slim.clone()), info(full.clone()));
+        assert_eq!(
+            format!(
+                "{:?}",
+                NodeInfo::from_node_without_object(slim.clone()).unwrap()
+            ),
+            info(full.clone())
+        );
+        assert_eq!(
+            (key_of(&slim), slim.resource_version()),
+            (key_of(&full), full.resource_version())
+        );
+        let status = slim.status.as_ref().unwrap();
+        assert!(status.capacity.is_none() && status.conditions.is_none());
+        assert!(slim.metadata.managed_fields.is_none() && slim.metadata.uid.is_none());
+        assert!(slim.spec.as_ref().unwrap().pod_cidr.is_none());
+        // Through the watch's type: the same fields whichever way it decodes.
+        let list = format!(
+            r#"{{"kind":"NodeList","apiVersion":"v1","metadata":{{"resourceVersion":"20"}},"items":[{node}]}}"#
+        );
+        let page: kube::core::ObjectList<WatchedNode> = serde_json::from_str(&list).unwrap();
+        assert_eq!(info(*page.items[0].0.clone()), info(full.clone()));
+        let kept = KeepsObjects::new();
+        let page: kube::core::ObjectList<WatchedNode> = serde_json::from_str(&list).unwrap();
+        assert_eq!(*page.items[0].0, full);
+        drop(kept);
+        let nulls: NodeFields =
+            serde_json::from_str(r#"{"metadata":null,"spec":null,"status":{"allocatable":null}}"#)
+                .unwrap();
+        let bare: core::Node =
+            serde_json::from_str(r#"{"metadata":null,"spec":null,"status":{"allocatable":null}}"#)
+                .unwrap();
+        assert_eq!(nulls.into_node(), bare);
+        assert!(serde_json::from_str::<NodeFields>(r#"{"status":{"allocatable":7}}"#).is_err());
+    }
+
     /// A pod of the pending watch decodes its metadata at once and its scheduling fields from
     /// the kept text on first use, to the same [`PodInfo`] as an eager decode, whatever the
     /// order of the object's fields; a DELETED event reads its key and resourceVersion without
