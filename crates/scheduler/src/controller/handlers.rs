@@ -32,7 +32,7 @@
 //! - **malformed**: a pending pod whose spec cannot be read is kept in `malformed`, reported once
 //!   per distinct problem by the leader ([`EventHandlers::unreported_malformed`]).
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 use std::time::Instant;
 

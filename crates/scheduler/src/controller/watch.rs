@@ -6,7 +6,7 @@
 //! over (kube-scheduler's informers run before leader election too). A new term's read
 //! barrier LISTs the assigned pods here too ([`list_assigned_for_barrier`]).
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -863,7 +863,7 @@ impl Tracked {
     pub(super) fn observe_held<K: Resource, V>(
         &mut self,
         ev: &WatchEvent<K>,
-        present: &std::collections::HashMap<String, V>,
+        present: &foldhash::HashMap<String, V>,
     ) -> Vec<String> {
         match ev {
             WatchEvent::Init => {
@@ -1089,7 +1089,8 @@ mod tests {
               "containerRuntimeVersion":"c","kubeletVersion":"v1.22.0","kubeProxyVersion":"v1.22.0",
               "operatingSystem":"linux","architecture":"amd64"}}}"#;
         let full: core::Node = serde_json::from_str(node).unwrap();
-        let info = |n: core::Node| format!("{:?}", NodeInfo::from_node(n).unwrap().without_object());
+        let info =
+            |n: core::Node| format!("{:?}", NodeInfo::from_node(n).unwrap().without_object());
         let fields: NodeFields = serde_json::from_str(node).unwrap();
         let slim = fields.into_node();
         assert_eq!(info(slim.clone()), info(full.clone()));
