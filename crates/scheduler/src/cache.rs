@@ -70,7 +70,9 @@
 //! Everything is synchronous; `now` is passed in (a monotonic [`Instant`]) so tests control
 //! time. The driver calls [`Cache::cleanup_expired`] every [`CLEAN_ASSUMED_PERIOD`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

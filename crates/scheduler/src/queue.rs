@@ -42,7 +42,9 @@
 //! the pods whose required affinity terms match the assigned pod.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::{HashMap, HashMapExt};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

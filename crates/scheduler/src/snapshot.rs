@@ -8,7 +8,9 @@
 //! zone (zones in order of first appearance, nodes in insertion order inside a zone) and listed
 //! round-robin across zones, so a partial search (`percentageOfNodesToScore`) samples every zone.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1 as apps;

@@ -32,7 +32,7 @@
 //! - **malformed**: a pending pod whose spec cannot be read is kept in `malformed`, reported once
 //!   per distinct problem by the leader ([`EventHandlers::unreported_malformed`]).
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -43,7 +43,7 @@ use tracing::{debug, warn};
 
 use super::binder::Attempt;
 use super::mirror::Mirrored;
-use super::watch::{KeepsAssignedText, Kind, Tracked, WatchMsg, key_of, split_key};
+use super::watch::{KeepsObjects, Kind, Tracked, WatchMsg, key_of, split_key};
 use crate::cache::Cache;
 use crate::model::{PodInfo, WirePod};
 use crate::queue::{ClusterEvent, PriorityQueue, QueuedPodInfo};
@@ -92,7 +92,7 @@ pub(super) struct EventHandlers {
     keep_objects: bool,
     /// Held while [`EventHandlers::keep_objects`]: the assigned watch then decodes pods with
     /// their text (without it otherwise, as the cache would drop it).
-    keeps_assigned_text: Option<KeepsAssignedText>,
+    keeps_assigned_text: Option<KeepsObjects>,
     /// The pods seen (pending and assigned) counted by shape: the typical pods of the GPU
     /// fragmentation scorers ([`crate::framework::plugins::gpu_frag::TypicalPodCounter`]).
     /// Maintained only while [`EventHandlers::typical_on`]; empty otherwise.
@@ -248,7 +248,7 @@ impl EventHandlers {
     pub(super) fn set_kept_objects(&mut self, keep: bool) {
         self.keep_objects = keep;
         if keep != self.keeps_assigned_text.is_some() {
-            self.keeps_assigned_text = keep.then(KeepsAssignedText::new);
+            self.keeps_assigned_text = keep.then(KeepsObjects::new);
         }
     }
 
@@ -292,13 +292,13 @@ impl EventHandlers {
                 match ev {
                     WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
                         let name = n.name_any();
-                        match crate::model::NodeInfo::from_node(n) {
+                        let ni = if self.keep_objects {
+                            crate::model::NodeInfo::from_node(n)
+                        } else {
+                            crate::model::NodeInfo::from_node_without_object(n)
+                        };
+                        match ni {
                             Ok(ni) => {
-                                let ni = if self.keep_objects {
-                                    ni
-                                } else {
-                                    ni.without_object()
-                                };
                                 let old = self.cache.snapshot().node(&name);
                                 let existed = old.is_some();
                                 // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only

@@ -6,7 +6,7 @@
 //! over (kube-scheduler's informers run before leader election too). A new term's read
 //! barrier LISTs the assigned pods here too ([`list_assigned_for_barrier`]).
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -53,36 +53,37 @@ impl Resource for WirePod {
     }
 }
 
-/// How many [`super::handlers::EventHandlers`] keep the API objects of assigned pods
-/// ([`KeepsAssignedText`]): while none does, the assigned watch and the read barrier's LIST
-/// decode each pod without its text ([`AssignedPod`]). Process-wide, as a `Deserialize`
+/// How many [`super::handlers::EventHandlers`] keep the API objects of nodes and assigned pods
+/// ([`KeepsObjects`]): while none does, the assigned watch and the read barrier's LIST
+/// decode each pod without its text ([`AssignedPod`]), and the node watch decodes only the
+/// fields [`crate::model::NodeInfo`] reads ([`WatchedNode`]). Process-wide, as a `Deserialize`
 /// impl sees no state of its own; with several schedulers in one process (tests) the text is
 /// kept when any of them wants it, which the others drop as they always did.
-static ASSIGNED_TEXT_KEEPERS: AtomicUsize = AtomicUsize::new(0);
+static OBJECT_KEEPERS: AtomicUsize = AtomicUsize::new(0);
 
-/// Held by event handlers that keep the API objects of assigned pods (an extender that is not
-/// `nodeCacheCapable` is configured): while one is held, assigned pods are decoded with their
-/// text ([`AssignedPod`]).
+/// Held by event handlers that keep the API objects of nodes and assigned pods (an extender
+/// that is not `nodeCacheCapable` is configured): while one is held, assigned pods are decoded
+/// with their text ([`AssignedPod`]) and nodes whole ([`WatchedNode`]).
 #[derive(Debug)]
-pub(super) struct KeepsAssignedText(());
+pub(super) struct KeepsObjects(());
 
-impl KeepsAssignedText {
+impl KeepsObjects {
     /// Count one more keeper.
-    pub(super) fn new() -> KeepsAssignedText {
-        ASSIGNED_TEXT_KEEPERS.fetch_add(1, Ordering::Relaxed);
-        KeepsAssignedText(())
+    pub(super) fn new() -> KeepsObjects {
+        OBJECT_KEEPERS.fetch_add(1, Ordering::Relaxed);
+        KeepsObjects(())
     }
 }
 
-impl Drop for KeepsAssignedText {
+impl Drop for KeepsObjects {
     fn drop(&mut self) {
-        ASSIGNED_TEXT_KEEPERS.fetch_sub(1, Ordering::Relaxed);
+        OBJECT_KEEPERS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// A pod of the assigned watch or of the read barrier's LIST: a [`WirePod`] decoded in one
 /// pass without its text ([`WirePod::deserialize_without_object`]) unless some handlers keep
-/// assigned pods' objects ([`KeepsAssignedText`]). The handlers drop a bound pod's object
+/// assigned pods' objects ([`KeepsObjects`]). The handlers drop a bound pod's object
 /// otherwise, so the text (found by a second pass over the JSON, then copied) was never read:
 /// every replica decodes every bound pod once as the assigned watch delivers it.
 #[derive(Clone, Debug)]
@@ -114,7 +115,7 @@ impl Resource for AssignedPod {
 
 impl<'de> serde::Deserialize<'de> for AssignedPod {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AssignedPod, D::Error> {
-        if ASSIGNED_TEXT_KEEPERS.load(Ordering::Relaxed) > 0 {
+        if OBJECT_KEEPERS.load(Ordering::Relaxed) > 0 {
             <WirePod as serde::Deserialize>::deserialize(d).map(AssignedPod)
         } else {
             WirePod::deserialize_without_object(d).map(AssignedPod)
@@ -128,6 +129,129 @@ fn assigned_event(ev: WatchEvent<AssignedPod>) -> WatchEvent<WirePod> {
         WatchEvent::Apply(o) => WatchEvent::Apply(o.0),
         WatchEvent::Delete(o) => WatchEvent::Delete(o.0),
         WatchEvent::InitApply(o) => WatchEvent::InitApply(o.0),
+        WatchEvent::Init => WatchEvent::Init,
+        WatchEvent::InitDone => WatchEvent::InitDone,
+    }
+}
+
+/// A node of the node watch: the whole `v1.Node` while some handlers keep nodes' objects
+/// ([`KeepsObjects`]: an extender that is not `nodeCacheCapable` is sent them), otherwise only
+/// the fields [`crate::model::NodeInfo`] and the watch read ([`NodeFields`]), the rest of the
+/// object skipped by the JSON reader without being built: the handlers drop a node's object
+/// then, so `status.capacity`, `conditions`, `addresses`, `nodeInfo`, `daemonEndpoints` and
+/// the metadata's `managedFields`, `creationTimestamp` and `uid` were decoded (and freed) for
+/// nothing (issue 12: most of a follower's ~14,000 instructions per node at start-up).
+/// Boxed, as [`Boxed`] (a LIST page grows a `Vec` of pointers).
+#[derive(Clone, Debug)]
+struct WatchedNode(Box<core::Node>);
+
+impl Resource for WatchedNode {
+    type DynamicType = ();
+    type Scope = k8s_openapi::ClusterResourceScope;
+
+    fn kind(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::kind(dt)
+    }
+    fn group(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::group(dt)
+    }
+    fn version(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::version(dt)
+    }
+    fn plural(dt: &()) -> std::borrow::Cow<'_, str> {
+        core::Node::plural(dt)
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.0.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.0.metadata
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for WatchedNode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WatchedNode, D::Error> {
+        if OBJECT_KEEPERS.load(Ordering::Relaxed) > 0 {
+            Box::<core::Node>::deserialize(d).map(WatchedNode)
+        } else {
+            NodeFields::deserialize(d).map(|f| WatchedNode(Box::new(f.into_node())))
+        }
+    }
+}
+
+/// The fields of a `v1.Node` that [`crate::model::NodeInfo::from_node`] and the watch read
+/// ([`WatchedNode`]); `null` reads as absent, as k8s-openapi's `Node` reads it.
+#[derive(serde::Deserialize)]
+struct NodeFields {
+    metadata: Option<NodeMeta>,
+    spec: Option<NodeSpecFields>,
+    status: Option<NodeStatusFields>,
+}
+
+/// `metadata`: identity, `resourceVersion` (the watcher resumes from it), labels and
+/// annotations (`NodePreferAvoidPods`).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+    resource_version: Option<String>,
+    labels: Option<std::collections::BTreeMap<String, String>>,
+    annotations: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// `spec`: taints and `unschedulable`.
+#[derive(serde::Deserialize)]
+struct NodeSpecFields {
+    taints: Option<Vec<core::Taint>>,
+    unschedulable: Option<bool>,
+}
+
+/// `status`: `allocatable` (v1.22 does not read `capacity`) and `images` (ImageLocality).
+#[derive(serde::Deserialize)]
+struct NodeStatusFields {
+    allocatable: Option<
+        std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >,
+    images: Option<Vec<core::ContainerImage>>,
+}
+
+impl NodeFields {
+    /// The `v1.Node` of these fields (every other field unset).
+    fn into_node(self) -> core::Node {
+        let meta =
+            self.metadata.map(
+                |m| k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    name: m.name,
+                    namespace: m.namespace,
+                    resource_version: m.resource_version,
+                    labels: m.labels,
+                    annotations: m.annotations,
+                    ..Default::default()
+                },
+            );
+        core::Node {
+            metadata: meta.unwrap_or_default(),
+            spec: self.spec.map(|s| core::NodeSpec {
+                taints: s.taints,
+                unschedulable: s.unschedulable,
+                ..Default::default()
+            }),
+            status: self.status.map(|s| core::NodeStatus {
+                allocatable: s.allocatable,
+                images: s.images,
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+/// A [`WatchedNode`] watch event as the event of its `v1.Node`.
+fn node_event(ev: WatchEvent<WatchedNode>) -> WatchEvent<core::Node> {
+    match ev {
+        WatchEvent::Apply(o) => WatchEvent::Apply(*o.0),
+        WatchEvent::Delete(o) => WatchEvent::Delete(*o.0),
+        WatchEvent::InitApply(o) => WatchEvent::InitApply(*o.0),
         WatchEvent::Init => WatchEvent::Init,
         WatchEvent::InitDone => WatchEvent::InitDone,
     }
@@ -438,7 +562,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::Nodes,
-        |e| WatchMsg::Node(unboxed(e)),
+        |e| WatchMsg::Node(node_event(e)),
     );
     spawn_watch(
         t,
@@ -739,7 +863,7 @@ impl Tracked {
     pub(super) fn observe_held<K: Resource, V>(
         &mut self,
         ev: &WatchEvent<K>,
-        present: &std::collections::HashMap<String, V>,
+        present: &foldhash::HashMap<String, V>,
     ) -> Vec<String> {
         match ev {
             WatchEvent::Init => {
@@ -883,7 +1007,7 @@ mod tests {
     /// Assigned pods decode in one pass without their text (no object) through kube's
     /// watch-event and LIST types, with the same scheduling fields, key and resourceVersion as
     /// the pending watch's [`WirePod`] and so the same [`PodInfo`] once the cache drops the
-    /// object; while a handler keeps assigned pods' objects ([`KeepsAssignedText`]), the
+    /// object; while a handler keeps assigned pods' objects ([`KeepsObjects`]), the
     /// text is kept and decodes to the whole pod. A value that is not a pod is an error
     /// either way.
     #[test]
@@ -921,7 +1045,7 @@ mod tests {
                 (key_of(&wire), wire.resource_version())
             );
         }
-        let kept = KeepsAssignedText::new();
+        let kept = KeepsObjects::new();
         let ev: kube::core::WatchEvent<AssignedPod> = serde_json::from_str(&line).unwrap();
         let kube::core::WatchEvent::Added(a) = ev else {
             panic!("not ADDED")
@@ -935,6 +1059,74 @@ mod tests {
             ))
             .is_err()
         );
+    }
+
+    /// A node of the node watch decodes, without its object, to the same [`NodeInfo`] as the
+    /// whole `v1.Node` (every field scheduling reads: name, labels, taints, unschedulable,
+    /// allocatable, images, the preferAvoidPods annotation), with the key and resourceVersion
+    /// the watch resumes from; the fields nothing reads (capacity, conditions, addresses,
+    /// managedFields...) are not built. While a handler keeps objects, the node is whole.
+    /// `null` parts read as absent, as k8s-openapi reads them.
+    #[test]
+    fn nodes_decode_only_what_node_info_reads() {
+        use crate::model::NodeInfo;
+        let node = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","uid":"u-1",
+            "resourceVersion":"17","creationTimestamp":"2026-01-02T03:04:05Z",
+            "labels":{"kubernetes.io/hostname":"n1","topology.kubernetes.io/zone":"z1"},
+            "annotations":{"scheduler.alpha.kubernetes.io/preferAvoidPods":
+              "{\"preferAvoidPods\":[{\"podSignature\":{\"podController\":{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"name\":\"rc\",\"uid\":\"abc\",\"controller\":true}}}]}",
+              "other":"x"},
+            "managedFields":[{"manager":"kubelet","operation":"Update","fieldsType":"FieldsV1",
+              "fieldsV1":{"f:status":{"f:capacity":{}}}}]},
+          "spec":{"podCIDR":"10.0.0.0/24","providerID":"p://n1","unschedulable":true,
+            "taints":[{"key":"k","value":"v","effect":"NoSchedule"},{"key":"e","effect":"NoExecute"}]},
+          "status":{"capacity":{"cpu":"8","memory":"64Gi","pods":"110"},
+            "allocatable":{"cpu":"7500m","memory":"60Gi","pods":"110","nvidia.com/gpu":"2"},
+            "conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-02T03:04:05Z"}],
+            "addresses":[{"type":"InternalIP","address":"10.0.0.1"}],
+            "images":[{"names":["reg/a:1","reg/a@sha256:00"],"sizeBytes":1000},{"names":["reg/b:2"],"sizeBytes":20}],
+            "nodeInfo":{"machineID":"m","systemUUID":"s","bootID":"b","kernelVersion":"k","osImage":"o",
+              "containerRuntimeVersion":"c","kubeletVersion":"v1.22.0","kubeProxyVersion":"v1.22.0",
+              "operatingSystem":"linux","architecture":"amd64"}}}"#;
+        let full: core::Node = serde_json::from_str(node).unwrap();
+        let info =
+            |n: core::Node| format!("{:?}", NodeInfo::from_node(n).unwrap().without_object());
+        let fields: NodeFields = serde_json::from_str(node).unwrap();
+        let slim = fields.into_node();
+        assert_eq!(info(slim.clone()), info(full.clone()));
+        assert_eq!(
+            format!(
+                "{:?}",
+                NodeInfo::from_node_without_object(slim.clone()).unwrap()
+            ),
+            info(full.clone())
+        );
+        assert_eq!(
+            (key_of(&slim), slim.resource_version()),
+            (key_of(&full), full.resource_version())
+        );
+        let status = slim.status.as_ref().unwrap();
+        assert!(status.capacity.is_none() && status.conditions.is_none());
+        assert!(slim.metadata.managed_fields.is_none() && slim.metadata.uid.is_none());
+        assert!(slim.spec.as_ref().unwrap().pod_cidr.is_none());
+        // Through the watch's type: the same fields whichever way it decodes.
+        let list = format!(
+            r#"{{"kind":"NodeList","apiVersion":"v1","metadata":{{"resourceVersion":"20"}},"items":[{node}]}}"#
+        );
+        let page: kube::core::ObjectList<WatchedNode> = serde_json::from_str(&list).unwrap();
+        assert_eq!(info(*page.items[0].0.clone()), info(full.clone()));
+        let kept = KeepsObjects::new();
+        let page: kube::core::ObjectList<WatchedNode> = serde_json::from_str(&list).unwrap();
+        assert_eq!(*page.items[0].0, full);
+        drop(kept);
+        let nulls: NodeFields =
+            serde_json::from_str(r#"{"metadata":null,"spec":null,"status":{"allocatable":null}}"#)
+                .unwrap();
+        let bare: core::Node =
+            serde_json::from_str(r#"{"metadata":null,"spec":null,"status":{"allocatable":null}}"#)
+                .unwrap();
+        assert_eq!(nulls.into_node(), bare);
+        assert!(serde_json::from_str::<NodeFields>(r#"{"status":{"allocatable":7}}"#).is_err());
     }
 
     /// A pod of the pending watch decodes its metadata at once and its scheduling fields from

@@ -186,6 +186,28 @@ impl NodeInfo {
     /// # Errors
     /// [`NodeError`] naming the field when an allocatable or capacity quantity is malformed.
     pub fn from_node(node: core::Node) -> Result<NodeInfo, NodeError> {
+        let labels = node.metadata.labels.clone().unwrap_or_default();
+        let info = NodeInfo::of_node(&node, labels)?;
+        Ok(NodeInfo {
+            object: Some(Arc::new(node)),
+            ..info
+        })
+    }
+
+    /// [`NodeInfo::from_node`] then [`NodeInfo::without_object`], the same fields, without
+    /// copying what the object would have kept (its labels are moved, and the object is not
+    /// put in an `Arc` only to be freed): the node watch's path when no extender needs
+    /// `v1.Node`s.
+    ///
+    /// # Errors
+    /// As [`NodeInfo::from_node`].
+    pub fn from_node_without_object(mut node: core::Node) -> Result<NodeInfo, NodeError> {
+        let labels = node.metadata.labels.take().unwrap_or_default();
+        NodeInfo::of_node(&node, labels)
+    }
+
+    /// The fields of `node` (its `labels` given apart), no object.
+    fn of_node(node: &core::Node, labels: Labels) -> Result<NodeInfo, NodeError> {
         let name = node.metadata.name.clone().unwrap_or_default();
         let err = |(field, source): (String, QuantityError)| NodeError {
             node: name.clone(),
@@ -213,9 +235,8 @@ impl NodeInfo {
                 effect: TaintEffect::parse(&t.effect),
             })
             .collect();
-        let labels = node.metadata.labels.clone().unwrap_or_default();
         let devices = usize::try_from(allocatable.scalar(RESOURCE_GPU).clamp(0, 1024)).unwrap_or(0);
-        let info = NodeInfo {
+        Ok(NodeInfo {
             has_filter_taints: taints.iter().any(|t| {
                 matches!(
                     t.effect,
@@ -246,10 +267,6 @@ impl NodeInfo {
             labels,
             name,
             object: None,
-        };
-        Ok(NodeInfo {
-            object: Some(Arc::new(node)),
-            ..info
         })
     }
 
