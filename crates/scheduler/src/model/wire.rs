@@ -257,10 +257,9 @@ impl WirePod {
 
     /// `namespace/name` (namespace `default` when unset, as [`PodInfo::key`](super::PodInfo::key)).
     pub fn key(&self) -> String {
-        format!(
-            "{}/{}",
+        super::pod_info::namespaced_key(
             self.metadata.namespace.as_deref().unwrap_or("default"),
-            self.metadata.name.as_deref().unwrap_or_default()
+            self.metadata.name.as_deref().unwrap_or_default(),
         )
     }
 
