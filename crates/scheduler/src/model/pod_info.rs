@@ -333,7 +333,6 @@ struct SpecFields<'a, C> {
     nominated_node_name: Option<&'a str>,
 }
 
-/// The compact [`PodInfo`] (no object) of a pod's metadata and scheduling fields.
 /// `namespace/name` in one allocation of its length: a pod's key is made on every queue,
 /// cache and handler operation, and `format!` cost ~1,000 instructions of each (issue 12).
 pub(crate) fn namespaced_key(namespace: &str, name: &str) -> String {
@@ -344,6 +343,7 @@ pub(crate) fn namespaced_key(namespace: &str, name: &str) -> String {
     key
 }
 
+/// The compact [`PodInfo`] (no object) of a pod's metadata and scheduling fields.
 fn build<C: ContainerFields>(
     meta: &ObjectMeta,
     spec: &SpecFields<'_, C>,
