@@ -525,8 +525,9 @@ async fn killed_leader_hands_over_within_the_lease_bound() {
     let acq = acquisition(&api, &new, last_renewal.seq).expect("the new leader's acquisition");
     let gap = elapsed(last_renewal.at, acq.at);
     eprintln!("{new} acquired {gap:?} after {old}'s last renewal (lease {LEASE_DURATION:?})");
-    // Safety, on the double's clock: both times are taken when the write is applied, and the
-    // follower counts the lease from when it saw the renewal, so load only lengthens the gap.
+    // Safety, on the double's clock: each time is read as the double applies the write, before
+    // anyone can see it, and the follower counts the lease from when it saw the renewal, so
+    // load only lengthens the gap.
     assert!(
         gap >= LEASE_DURATION,
         "acquired {gap:?} after the last renewal: before the lease expired"
