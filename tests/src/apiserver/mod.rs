@@ -836,7 +836,11 @@ async fn handle_request(
         Ok(false)
     };
     let is_dry = dry.as_ref().is_ok_and(|d| *d);
+    // `at`: when the write was applied, read under the store lock before the change is made
+    // (`None`: now, for a refused write), so that no client, a watcher included, can have seen
+    // the write before its recorded time.
     let record = |st: &mut State,
+                  at: Option<SystemTime>,
                   code: u16,
                   rv: Option<String>,
                   name: Option<String>,
@@ -858,7 +862,7 @@ async fn handle_request(
         st.record(
             WriteRecord {
                 seq: 0,
-                at: SystemTime::now(),
+                at: at.unwrap_or_else(SystemTime::now),
                 client: client.clone(),
                 method: method.to_string(),
                 path: uri.path().to_string(),
@@ -889,12 +893,12 @@ async fn handle_request(
     let verdict = match shared.faults.gate(&client, &info).await {
         Ok(v) => v,
         Err(e) => {
-            record(&mut shared.lock(), e.code, None, None, false);
+            record(&mut shared.lock(), None, e.code, None, None, false);
             return error_response(&e);
         }
     };
     let Some(t) = target.clone() else {
-        record(&mut shared.lock(), 404, None, None, false);
+        record(&mut shared.lock(), None, 404, None, None, false);
         return error_response(&ApiError::no_route());
     };
     let is_watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
@@ -902,7 +906,7 @@ async fn handle_request(
         return watch(shared, client, t, q).await;
     }
     if let Err(e) = dry {
-        record(&mut shared.lock(), e.code, None, None, false);
+        record(&mut shared.lock(), None, e.code, None, None, false);
         return error_response(&e);
     }
     // A LIST at a resourceVersion not reached yet waits for it, as the watch cache does.
@@ -919,12 +923,21 @@ async fn handle_request(
     // Decode the body before taking the store lock: requests decode in parallel.
     let parsed = parse_body(&body);
     let mut st = shared.lock();
+    // Before the change: the store's watchers are sent the event inside `dispatch`.
+    let applied_at = SystemTime::now();
     st.dry_run = is_dry;
     let out = dispatch(&mut st, &method, &t, &q, parsed, content_type);
     st.dry_run = false;
     match out {
         Ok((code, out, rv, name)) => {
-            record(&mut st, code, rv, name, verdict.lose_response);
+            record(
+                &mut st,
+                Some(applied_at),
+                code,
+                rv,
+                name,
+                verdict.lose_response,
+            );
             drop(st);
             if method == Method::DELETE && t.resource == Resource::Pods && !is_dry {
                 kubelet_finishes(&shared, &out);
@@ -935,7 +948,14 @@ async fn handle_request(
             json_response(code, &out)
         }
         Err(e) => {
-            record(&mut st, e.code, None, None, verdict.lose_response);
+            record(
+                &mut st,
+                Some(applied_at),
+                e.code,
+                None,
+                None,
+                verdict.lose_response,
+            );
             drop(st);
             if verdict.lose_response {
                 return error_response(&ApiError::response_lost());

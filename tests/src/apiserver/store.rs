@@ -41,7 +41,9 @@ pub struct StoreEvent {
 pub struct WriteRecord {
     /// Position in the record, from 0.
     pub seq: u64,
-    /// When the server answered.
+    /// When the server applied the write: read under the store lock before the change is made,
+    /// so no client (a watcher included) can have seen the write earlier. For a write refused
+    /// before it reached the store (a fault, an unknown path), when it was refused.
     pub at: SystemTime,
     /// Client identity (see [`super::ApiServer::client`]).
     pub client: String,
