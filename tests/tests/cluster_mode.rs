@@ -493,7 +493,7 @@ async fn followers_report_ready_once_caches_sync() {
 // 3. A crashed leader is replaced once its lease expired, not before.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killed_leader_hands_over_within_the_lease_bound() {
+async fn killed_leader_hands_over_once_its_lease_expired() {
     let api = ApiServer::start().await;
     for n in ["node-a", "node-b"] {
         api.seed(&node(n, "8", "16Gi", &[])).unwrap();
@@ -580,7 +580,7 @@ async fn spawn_three_unexpiring(api: &ApiServer) -> Vec<ReplicaHandle> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn graceful_shutdown_releases_and_hands_over_fast() {
+async fn graceful_shutdown_releases_and_hands_over_by_the_release() {
     let api = ApiServer::start().await;
     api.seed(&node("node-a", "8", "16Gi", &[])).unwrap();
     // The old leader's lease cannot expire within the test: a takeover proves the release was
