@@ -71,11 +71,10 @@
 //! time. The driver calls [`Cache::cleanup_expired`] every [`CLEAN_ASSUMED_PERIOD`].
 
 use std::collections::BTreeSet;
-
-use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use foldhash::{HashMap, HashMapExt};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 

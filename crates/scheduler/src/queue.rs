@@ -43,11 +43,11 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
-
-use foldhash::{HashMap, HashMapExt};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use foldhash::{HashMap, HashMapExt};
 
 use crate::model::PodInfo;
 

@@ -9,10 +9,9 @@
 //! round-robin across zones, so a partial search (`percentageOfNodesToScore`) samples every zone.
 
 use std::collections::{BTreeMap, BTreeSet};
-
-use foldhash::HashMap;
 use std::sync::Arc;
 
+use foldhash::HashMap;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 
