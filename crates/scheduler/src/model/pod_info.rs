@@ -180,7 +180,7 @@ pub struct PodInfo {
 impl PodInfo {
     /// `namespace/name`.
     pub fn key(&self) -> String {
-        namespaced_key(&self.namespace, &self.name)
+        super::wire::namespaced_key(&self.namespace, &self.name)
     }
 
     /// The decoded `v1.Pod`, while it is kept ([`PodInfo::object`]).
@@ -331,16 +331,6 @@ struct SpecFields<'a, C> {
     preemption_policy: Option<&'a str>,
     start_time: Option<&'a Time>,
     nominated_node_name: Option<&'a str>,
-}
-
-/// `namespace/name` in one allocation of its length: a pod's key is made on every queue,
-/// cache and handler operation, and `format!` cost ~1,000 instructions of each (issue 12).
-pub(crate) fn namespaced_key(namespace: &str, name: &str) -> String {
-    let mut key = String::with_capacity(namespace.len() + 1 + name.len());
-    key.push_str(namespace);
-    key.push('/');
-    key.push_str(name);
-    key
 }
 
 /// The compact [`PodInfo`] (no object) of a pod's metadata and scheduling fields.

@@ -257,7 +257,7 @@ impl WirePod {
 
     /// `namespace/name` (namespace `default` when unset, as [`PodInfo::key`](super::PodInfo::key)).
     pub fn key(&self) -> String {
-        super::pod_info::namespaced_key(
+        namespaced_key(
             self.metadata.namespace.as_deref().unwrap_or("default"),
             self.metadata.name.as_deref().unwrap_or_default(),
         )
@@ -519,4 +519,14 @@ impl PodObject {
             })
             .as_ref()
     }
+}
+
+/// `namespace/name` in one allocation of its length: a pod's key is made on every queue,
+/// cache and handler operation, and `format!` cost ~1,000 instructions of each (issue 12).
+pub(crate) fn namespaced_key(namespace: &str, name: &str) -> String {
+    let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+    key.push_str(namespace);
+    key.push('/');
+    key.push_str(name);
+    key
 }
