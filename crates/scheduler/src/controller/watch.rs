@@ -123,17 +123,6 @@ impl<'de> serde::Deserialize<'de> for AssignedPod {
     }
 }
 
-/// An [`AssignedPod`] watch event as the event of its [`WirePod`].
-fn assigned_event(ev: WatchEvent<AssignedPod>) -> WatchEvent<WirePod> {
-    match ev {
-        WatchEvent::Apply(o) => WatchEvent::Apply(o.0),
-        WatchEvent::Delete(o) => WatchEvent::Delete(o.0),
-        WatchEvent::InitApply(o) => WatchEvent::InitApply(o.0),
-        WatchEvent::Init => WatchEvent::Init,
-        WatchEvent::InitDone => WatchEvent::InitDone,
-    }
-}
-
 /// A node of the node watch: the whole `v1.Node` while some handlers keep nodes' objects
 /// ([`KeepsObjects`]: an extender that is not `nodeCacheCapable` is sent them), otherwise only
 /// the fields [`crate::model::NodeInfo`] and the watch read ([`NodeFields`]), the rest of the
@@ -246,17 +235,6 @@ impl NodeFields {
     }
 }
 
-/// A [`WatchedNode`] watch event as the event of its `v1.Node`.
-fn node_event(ev: WatchEvent<WatchedNode>) -> WatchEvent<core::Node> {
-    match ev {
-        WatchEvent::Apply(o) => WatchEvent::Apply(*o.0),
-        WatchEvent::Delete(o) => WatchEvent::Delete(*o.0),
-        WatchEvent::InitApply(o) => WatchEvent::InitApply(*o.0),
-        WatchEvent::Init => WatchEvent::Init,
-        WatchEvent::InitDone => WatchEvent::InitDone,
-    }
-}
-
 /// An object of a watched kind decoded straight into a box: a LIST page of 500 objects grows
 /// a `Vec` of pointers, not of the objects (a k8s-openapi `Node` is ~1.5 KB of inline
 /// fields, and the page's `Vec` doubling copied and page-faulted them over again). Unboxed
@@ -299,10 +277,16 @@ impl<'de, K: serde::Deserialize<'de>> serde::Deserialize<'de> for Boxed<K> {
 
 /// A [`Boxed`] watch event as the event of the kind itself.
 fn unboxed<K>(ev: WatchEvent<Boxed<K>>) -> WatchEvent<K> {
+    map_event(ev, |o| *o.0)
+}
+
+/// `ev` with its object (if any) turned into another type by `f`: the decode wrappers'
+/// events ([`Boxed`], [`AssignedPod`], [`WatchedNode`]) as the events of what they wrap.
+fn map_event<A, B>(ev: WatchEvent<A>, f: impl FnOnce(A) -> B) -> WatchEvent<B> {
     match ev {
-        WatchEvent::Apply(o) => WatchEvent::Apply(*o.0),
-        WatchEvent::Delete(o) => WatchEvent::Delete(*o.0),
-        WatchEvent::InitApply(o) => WatchEvent::InitApply(*o.0),
+        WatchEvent::Apply(o) => WatchEvent::Apply(f(o)),
+        WatchEvent::Delete(o) => WatchEvent::Delete(f(o)),
+        WatchEvent::InitApply(o) => WatchEvent::InitApply(f(o)),
         WatchEvent::Init => WatchEvent::Init,
         WatchEvent::InitDone => WatchEvent::InitDone,
     }
@@ -562,7 +546,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::Nodes,
-        |e| WatchMsg::Node(node_event(e)),
+        |e| WatchMsg::Node(map_event(e, |n: WatchedNode| *n.0)),
     );
     spawn_watch(
         t,
@@ -571,7 +555,7 @@ pub(super) fn spawn_watches(
         tx.clone(),
         gather.clone(),
         Kind::AssignedPods,
-        |e| WatchMsg::AssignedPod(assigned_event(e)),
+        |e| WatchMsg::AssignedPod(map_event(e, |p: AssignedPod| p.0)),
     );
     spawn_watch(
         t,
