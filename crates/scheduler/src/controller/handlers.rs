@@ -88,11 +88,10 @@ pub(super) struct EventHandlers {
     /// Keep the API objects of nodes and assigned pods in the cache ([`NodeInfo::object`],
     /// [`PodInfo::object`]): only when an extender that is not `nodeCacheCapable` is
     /// configured, which v1.22 sends `v1.Node`s (and, for preemption, victim `v1.Pod`s).
-    /// Otherwise the cache holds the compact model alone.
-    keep_objects: bool,
-    /// Held while [`EventHandlers::keep_objects`]: the assigned watch then decodes pods with
-    /// their text (without it otherwise, as the cache would drop it).
-    keeps_assigned_text: Option<KeepsObjects>,
+    /// Otherwise the cache holds the compact model alone. Held (`Some`) while objects are
+    /// kept: the node and assigned-pod watches then decode whole objects ([`KeepsObjects`];
+    /// only the fields the compact model reads otherwise, as the cache would drop the rest).
+    keep_objects: Option<KeepsObjects>,
     /// The pods seen (pending and assigned) counted by shape: the typical pods of the GPU
     /// fragmentation scorers ([`crate::framework::plugins::gpu_frag::TypicalPodCounter`]).
     /// Maintained only while [`EventHandlers::typical_on`]; empty otherwise.
@@ -195,8 +194,7 @@ impl EventHandlers {
             nominator: crate::preemption::Nominator::new(),
             pdbs: std::collections::BTreeMap::new(),
             scheduler_names: Vec::new(),
-            keep_objects: false,
-            keeps_assigned_text: None,
+            keep_objects: None,
             typical: Default::default(),
             typical_on: true,
         }
@@ -246,9 +244,8 @@ impl EventHandlers {
 
     /// [`EventHandlers::with_kept_objects`] after a policy reload: objects read from now on.
     pub(super) fn set_kept_objects(&mut self, keep: bool) {
-        self.keep_objects = keep;
-        if keep != self.keeps_assigned_text.is_some() {
-            self.keeps_assigned_text = keep.then(KeepsObjects::new);
+        if keep != self.keep_objects.is_some() {
+            self.keep_objects = keep.then(KeepsObjects::new);
         }
     }
 
@@ -292,7 +289,7 @@ impl EventHandlers {
                 match ev {
                     WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
                         let name = n.name_any();
-                        let ni = if self.keep_objects {
+                        let ni = if self.keep_objects.is_some() {
                             crate::model::NodeInfo::from_node(n)
                         } else {
                             crate::model::NodeInfo::from_node_without_object(n)
@@ -418,7 +415,7 @@ impl EventHandlers {
         match PodInfo::from_wire(&p) {
             Ok(pi) => {
                 // Bound: the cache keeps the compact model only (see `keep_objects`).
-                let pi = Arc::new(if self.keep_objects {
+                let pi = Arc::new(if self.keep_objects.is_some() {
                     pi
                 } else {
                     pi.without_object()
