@@ -219,3 +219,109 @@ async fn reloaded_policy_swaps_its_extenders_in_and_out() {
     t.replica.join.abort();
     t.api.shutdown().await;
 }
+
+/// A pod of `cpu` cores at `priority`.
+fn pod_of(name: &str, cpu: &str, priority: i32) -> Pod {
+    let mut p = objects::pod(name, &[("cpu", cpu), ("memory", "1Gi")]);
+    if let Some(spec) = p.spec.as_mut() {
+        spec.priority = Some(priority);
+    }
+    p
+}
+
+/// A reload that adds an extender that is not `nodeCacheCapable` (sent whole `v1.Node`s, and
+/// whole victim `v1.Pod`s to preempt) while the replica held nodes and bound pods without
+/// their objects (it started without such an extender, decoding them slim): the node and
+/// assigned-pod watches relist, so the extender gets the nodes seeded at start — never
+/// updated since — with their status (capacity), and victims as whole pods, and the pods are
+/// scheduled. (Before, the cached nodes had no object until their next update, so every
+/// filter call failed naming them and the pod stayed pending.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_adding_a_non_cache_capable_extender_sends_whole_nodes_and_victims() {
+    let mut t = Reloading::start("mini-scheduler-policy-reload-whole-objects", LEAST).await;
+    // 6 of 8 cores taken on each node, by pods bound while nobody kept objects.
+    let mut low = Vec::new();
+    for name in ["low-1", "low-2"] {
+        low.push(objects::create_and_wait_bound(&t.api, &pod_of(name, "6", 0), WAIT).await);
+    }
+    low.sort();
+    assert_eq!(low, ["node-a", "node-b"], "LeastRequested spreads");
+
+    // Filter: every node passes (echoed back as the NodeList it was sent). Preempt: every
+    // candidate stands (by UID, as upstream's extenders answer).
+    let ext = ExtenderServer::spawn(
+        sync_handler(|call| match call.verb.as_str() {
+            "filter" => Reply::ok(json!({"Nodes": call.body["Nodes"], "FailedNodes": {}})),
+            _ => {
+                let victims: serde_json::Map<String, serde_json::Value> =
+                    call.body["NodeNameToVictims"]
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(node, v)| {
+                            let pods: Vec<serde_json::Value> = v["Pods"]
+                                .as_array()
+                                .cloned()
+                                .unwrap_or_default()
+                                .iter()
+                                .map(|p| json!({"UID": p["metadata"]["uid"]}))
+                                .collect();
+                            (node, json!({"Pods": pods, "NumPDBViolations": 0}))
+                        })
+                        .collect();
+                Reply::ok(json!({"NodeNameToMetaVictims": victims}))
+            }
+        }),
+        None,
+    )
+    .await;
+    let with_extender = format!(
+        r#"{{"kind": "Policy", "apiVersion": "v1",
+ "predicates": [{{"name": "PodFitsResources"}}],
+ "priorities": [{{"name": "LeastRequestedPriority", "weight": 1}}],
+ "extenders": [{{"urlPrefix": "{}", "filterVerb": "filter", "preemptVerb": "preempt",
+   "weight": 1, "nodeCacheCapable": false, "httpTimeout": 5000000000}}]}}
+"#,
+        ext.url()
+    );
+    t.reload(&with_extender, "the policy with the extender")
+        .await;
+
+    // A pod that fits either node: the filter call carries both nodes whole.
+    objects::create_and_wait_bound(&t.api, &pod_of("small", "1", 0), WAIT).await;
+    let filters = ext.calls_of("filter");
+    let first = filters.first().expect("the extender filtered");
+    assert_eq!(first.pod_name(), "small");
+    let items = first.body["Nodes"]["items"].as_array().unwrap();
+    let mut names: Vec<&str> = items
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["node-a", "node-b"]);
+    for n in items {
+        assert_eq!(
+            n["status"]["capacity"]["cpu"], "8",
+            "a whole node, with its capacity: {n}"
+        );
+    }
+
+    // A pod that fits nowhere without preemption: the victims are sent whole.
+    objects::create_and_wait_bound(&t.api, &pod_of("urgent", "8", 1000), WAIT).await;
+    let preempts = ext.calls_of("preempt");
+    let call = preempts.first().expect("the extender was asked to preempt");
+    let victims = call.body["NodeNameToVictims"].as_object().unwrap();
+    assert!(!victims.is_empty());
+    for v in victims.values() {
+        for p in v["Pods"].as_array().unwrap() {
+            assert!(p["metadata"]["uid"].is_string(), "a whole pod: {p}");
+            assert!(
+                p["spec"]["containers"][0]["resources"]["requests"]["cpu"].is_string(),
+                "a whole pod: {p}"
+            );
+        }
+    }
+    t.replica.join.abort();
+    t.api.shutdown().await;
+}

@@ -238,15 +238,29 @@ impl EventHandlers {
     /// Keep the API objects of nodes and assigned pods (see [`EventHandlers::keep_objects`]'s
     /// field docs): set when an extender that is not `nodeCacheCapable` is configured.
     pub(super) fn with_kept_objects(mut self, keep: bool) -> EventHandlers {
-        self.set_kept_objects(keep);
+        let _ = self.set_kept_objects(keep);
         self
     }
 
     /// [`EventHandlers::with_kept_objects`] after a policy reload: objects read from now on.
-    pub(super) fn set_kept_objects(&mut self, keep: bool) {
-        if keep != self.keep_objects.is_some() {
-            self.keep_objects = keep.then(KeepsObjects::new);
+    /// Returns whether keeping turned on: the nodes and assigned pods cached so far have no
+    /// object (they were decoded without it), so the caller restarts their watches and
+    /// awaits the relists ([`EventHandlers::expect_relist`]) before a scheduling cycle may
+    /// send them to an extender. Turned off, the objects held stay until their next update
+    /// (nothing reads them).
+    pub(super) fn set_kept_objects(&mut self, keep: bool) -> bool {
+        if keep == self.keep_objects.is_some() {
+            return false;
         }
+        self.keep_objects = keep.then(KeepsObjects::new);
+        keep
+    }
+
+    /// The watch of `kind` was restarted ([`super::watch::Watches::restart`] returned
+    /// `epoch`): [`EventHandlers::synced`] is false until the new watch has relisted, which
+    /// holds scheduling cycles and the read barrier's LIST as the first list does.
+    pub(super) fn expect_relist(&mut self, kind: Kind, epoch: u64) {
+        self.tracked.entry(kind).or_default().expect_restart(epoch);
     }
 
     /// Only pending pods whose `spec.schedulerName` is one of `names` are queued (for a pending
@@ -263,9 +277,10 @@ impl EventHandlers {
                 .is_some_and(|n| self.scheduler_names.iter().any(|s| s == n))
     }
 
-    /// Every watch has listed once.
+    /// Every watch has listed once, and every restarted watch has relisted since
+    /// ([`EventHandlers::expect_relist`]).
     pub(super) fn synced(&self) -> bool {
-        self.tracked.values().all(|t| t.synced)
+        self.tracked.values().all(Tracked::ready)
     }
 
     /// The malformed pod versions not reported yet, now marked reported: the leader reports
@@ -282,55 +297,10 @@ impl EventHandlers {
 
     pub(super) fn handle(&mut self, m: WatchMsg, now: Instant) {
         match m {
-            WatchMsg::Node(ev) => {
-                for gone in self.track(Kind::Nodes, &ev) {
-                    let _ = self.cache.remove_node(&gone);
-                }
-                match ev {
-                    WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
-                        let name = n.name_any();
-                        let ni = if self.keep_objects.is_some() {
-                            crate::model::NodeInfo::from_node(n)
-                        } else {
-                            crate::model::NodeInfo::from_node_without_object(n)
-                        };
-                        match ni {
-                            Ok(ni) => {
-                                let old = self.cache.snapshot().node(&name);
-                                let existed = old.is_some();
-                                // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only
-                                // changes that can make a pod fit move unschedulable pods.
-                                let changed = old.is_none_or(|o| {
-                                    o.allocatable != ni.allocatable
-                                        || o.labels != ni.labels
-                                        || o.taints != ni.taints
-                                        || o.unschedulable != ni.unschedulable
-                                });
-                                if existed {
-                                    self.cache.update_node(ni);
-                                } else {
-                                    self.cache.add_node(ni);
-                                }
-                                if !changed {
-                                    return;
-                                }
-                                let event = if existed {
-                                    ClusterEvent::NodeUpdate
-                                } else {
-                                    ClusterEvent::NodeAdd
-                                };
-                                self.queue.move_all_to_active_or_backoff(event, now, None);
-                            }
-                            Err(e) => {
-                                warn!(node = %name, error = %e, "Ignoring node with a malformed status")
-                            }
-                        }
-                    }
-                    WatchEvent::Delete(n) => {
-                        let _ = self.cache.remove_node(&n.name_any());
-                    }
-                    WatchEvent::Init | WatchEvent::InitDone => {}
-                }
+            WatchMsg::Node(ev) => self.node_event(ev, true, now),
+            WatchMsg::SlimNode(ev) => self.node_event(ev, false, now),
+            WatchMsg::Restarted { kind, epoch } => {
+                self.tracked.entry(kind).or_default().restarted(epoch);
             }
             WatchMsg::AssignedPod(ev) => {
                 // The assigned pods' keys are `assigned`'s (a pod the cache refused as
@@ -404,6 +374,62 @@ impl EventHandlers {
                     WatchEvent::Init | WatchEvent::InitDone => {}
                 }
             }
+        }
+    }
+
+    /// A node watch event: relist deletions, add/update (and the queue move it may trigger),
+    /// delete. The node's object is kept ([`EventHandlers::keep_objects`]) only if `whole`:
+    /// decoded whole ([`WatchMsg::Node`]), not with only the fields the compact model reads
+    /// ([`WatchMsg::SlimNode`], decoded before keeping turned on), which is cached without
+    /// an object until the node watch's relist brings it whole.
+    fn node_event(&mut self, ev: WatchEvent<core::Node>, whole: bool, now: Instant) {
+        for gone in self.track(Kind::Nodes, &ev) {
+            let _ = self.cache.remove_node(&gone);
+        }
+        match ev {
+            WatchEvent::Apply(n) | WatchEvent::InitApply(n) => {
+                let name = n.name_any();
+                let ni = if whole && self.keep_objects.is_some() {
+                    crate::model::NodeInfo::from_node(n)
+                } else {
+                    crate::model::NodeInfo::from_node_without_object(n)
+                };
+                match ni {
+                    Ok(ni) => {
+                        let old = self.cache.snapshot().node(&name);
+                        let existed = old.is_some();
+                        // nodeSchedulingPropertiesChange (eventhandlers.go, v1.22): only
+                        // changes that can make a pod fit move unschedulable pods.
+                        let changed = old.is_none_or(|o| {
+                            o.allocatable != ni.allocatable
+                                || o.labels != ni.labels
+                                || o.taints != ni.taints
+                                || o.unschedulable != ni.unschedulable
+                        });
+                        if existed {
+                            self.cache.update_node(ni);
+                        } else {
+                            self.cache.add_node(ni);
+                        }
+                        if !changed {
+                            return;
+                        }
+                        let event = if existed {
+                            ClusterEvent::NodeUpdate
+                        } else {
+                            ClusterEvent::NodeAdd
+                        };
+                        self.queue.move_all_to_active_or_backoff(event, now, None);
+                    }
+                    Err(e) => {
+                        warn!(node = %name, error = %e, "Ignoring node with a malformed status")
+                    }
+                }
+            }
+            WatchEvent::Delete(n) => {
+                let _ = self.cache.remove_node(&n.name_any());
+            }
+            WatchEvent::Init | WatchEvent::InitDone => {}
         }
     }
 
@@ -941,6 +967,98 @@ mod tests {
             );
             assert_eq!(h.assigned["default/a"].object.is_some(), keep);
         }
+    }
+
+    /// A policy reload that starts keeping objects: the node and assigned pod cached slim (no
+    /// object) get their whole objects from the restarted watches' relists, and the handlers
+    /// are not synced (no scheduling cycle) until both relists end. Meanwhile a node decoded
+    /// slim before the reload but handled after it (the race) is cached without an object,
+    /// never as if whole, and an `InitDone` of the old watches or of an earlier restart does
+    /// not end the wait.
+    #[test]
+    fn keeping_objects_turned_on_relists_nodes_and_assigned_pods_whole() {
+        let now = Instant::now();
+        let mut whole_node = node("n1", "4");
+        if let Some(st) = whole_node.status.as_mut() {
+            st.capacity = st.allocatable.clone();
+        }
+        let assigned = pod("a", Some("n1"));
+        let slim_pod = |p: &core::Pod| {
+            let json = serde_json::to_string(p).unwrap();
+            WirePod::deserialize_without_object(&mut serde_json::Deserializer::from_str(&json))
+                .unwrap()
+        };
+        let mut h = handlers();
+        sync_all(&mut h, now);
+        // Nobody keeps objects: the watches deliver slim nodes and pods without their text.
+        h.handle(WatchMsg::SlimNode(WatchEvent::Apply(node("n1", "4"))), now);
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::Apply(slim_pod(&assigned))),
+            now,
+        );
+        let object = |h: &EventHandlers| h.cache.snapshot().node("n1").unwrap().object.clone();
+        let pod_object = |h: &EventHandlers| h.assigned["default/a"].object().cloned();
+        assert!(object(&h).is_none() && pod_object(&h).is_none());
+
+        // The reload: keeping turns on (once), both watches are restarted (here twice, the
+        // second restart being the one awaited).
+        assert!(h.set_kept_objects(true));
+        assert!(!h.set_kept_objects(true), "no second relist while kept");
+        for kind in [Kind::Nodes, Kind::AssignedPods] {
+            h.expect_relist(kind, 1);
+            h.expect_relist(kind, 2);
+        }
+        assert!(!h.synced());
+        // The old node watch's last messages: a node decoded slim, an InitDone.
+        h.handle(WatchMsg::SlimNode(WatchEvent::Apply(node("n1", "4"))), now);
+        assert!(object(&h).is_none(), "a slim node is not taken for whole");
+        h.handle(WatchMsg::Node(WatchEvent::InitDone), now);
+        // The first restart's watch (aborted) got as far as its marker and an InitDone.
+        h.handle(
+            WatchMsg::Restarted {
+                kind: Kind::Nodes,
+                epoch: 1,
+            },
+            now,
+        );
+        h.handle(WatchMsg::Node(WatchEvent::InitDone), now);
+        assert!(
+            !h.synced(),
+            "only the awaited restart's relist ends the wait"
+        );
+
+        // The restarted watches relist, decoding whole.
+        for kind in [Kind::Nodes, Kind::AssignedPods] {
+            h.handle(WatchMsg::Restarted { kind, epoch: 2 }, now);
+        }
+        h.handle(WatchMsg::Node(WatchEvent::Init), now);
+        h.handle(
+            WatchMsg::Node(WatchEvent::InitApply(whole_node.clone())),
+            now,
+        );
+        h.handle(WatchMsg::Node(WatchEvent::InitDone), now);
+        let n1 = object(&h).expect("the relisted node has its object");
+        assert_eq!(
+            n1.status.as_ref().and_then(|s| s.capacity.as_ref()),
+            whole_node.status.as_ref().and_then(|s| s.capacity.as_ref())
+        );
+        assert!(!h.synced(), "the assigned pods are still relisting");
+        h.handle(WatchMsg::AssignedPod(WatchEvent::Init), now);
+        h.handle(
+            WatchMsg::AssignedPod(WatchEvent::InitApply(w(assigned.clone()))),
+            now,
+        );
+        h.handle(WatchMsg::AssignedPod(WatchEvent::InitDone), now);
+        assert!(h.synced());
+        assert_eq!(pod_object(&h).as_ref(), Some(&assigned));
+        let snapshot = h.cache.snapshot();
+        let cached = &snapshot.node("n1").unwrap().pods;
+        assert_eq!(cached.len(), 1);
+        assert_eq!(cached[0].object(), Some(&assigned));
+
+        // Turned off again: no relist asked for.
+        assert!(!h.set_kept_objects(false));
+        assert!(h.synced());
     }
 
     /// A relist that no longer lists an object deletes it: a node gone while the watch was

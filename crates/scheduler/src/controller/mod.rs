@@ -204,6 +204,9 @@ struct Scheduler {
     algo: Algorithm,
     /// The cache, the queue and the pods between them, fed by the watches.
     h: EventHandlers,
+    /// The watches (the node and assigned-pod ones restarted when a policy reload starts
+    /// keeping API objects).
+    watches: watch::Watches,
     metrics: SchedulerMetrics,
     /// FailedScheduling events and `PodScheduled` conditions (shared with every binding task:
     /// one reference count per pod instead of a copy of its clients and names).
@@ -254,9 +257,20 @@ pub async fn run(
     let scheduler_names: Vec<String> = std::iter::once(cfg.scheduler_name.clone())
         .chain(cfg.other_profiles.iter().map(|p| p.scheduler_name.clone()))
         .collect();
+    let queue = PriorityQueue::new(cfg.queue);
+    // The handlers first: while they keep objects (`KeepsObjects`), the watches decode nodes
+    // and assigned pods whole from their first LIST on.
+    let h = EventHandlers::new(Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)), queue)
+        .with_kept_objects(keeps_objects(&cfg))
+        .with_typical_pods_counted(counts_typical_pods(&cfg))
+        .with_scheduler_names(if scheduler_names.len() > 1 {
+            scheduler_names.clone()
+        } else {
+            Vec::new()
+        });
     // Every replica starts following: its watches read in batches until it leads.
     let following = Arc::new(AtomicBool::new(true));
-    let mut watches = watch::spawn_watches(&reads, &scheduler_names, &tx, &following);
+    let watches = watch::spawn_watches(&reads, &scheduler_names, &tx, &following);
     let recorder = events::EventRecorder::new(
         event_client,
         cfg.scheduler_name.clone(),
@@ -270,9 +284,6 @@ pub async fn run(
         std::thread::available_parallelism().map_or(1, |n| n.get()),
     ));
     algo.set_extenders(cfg.profile.extenders.clone());
-    let queue = PriorityQueue::new(cfg.queue);
-    let keep_objects = keeps_objects(&cfg);
-    let count_typical = counts_typical_pods(&cfg);
     let mut s = Scheduler {
         algo,
         bind_slots: Arc::new(Semaphore::new(cfg.bind_concurrency.max(1))),
@@ -282,14 +293,8 @@ pub async fn run(
             identity: cfg.identity.clone(),
         }),
         cfg,
-        h: EventHandlers::new(Cache::new(Some(DEFAULT_ASSUMED_POD_TTL)), queue)
-            .with_kept_objects(keep_objects)
-            .with_typical_pods_counted(count_typical)
-            .with_scheduler_names(if scheduler_names.len() > 1 {
-                scheduler_names
-            } else {
-                Vec::new()
-            }),
+        h,
+        watches,
         metrics,
         report: Arc::new(Reporter {
             client,
@@ -438,7 +443,7 @@ pub async fn run(
             _ = &mut shutdown => break RunOutcome::Shutdown,
         }
     };
-    watches.abort_all();
+    s.watches.abort_all();
     match outcome {
         RunOutcome::LeadershipLost => s.binds.abort_all(),
         RunOutcome::Shutdown => {
@@ -471,10 +476,10 @@ async fn policy_changed(rx: &mut Option<reload::PolicyUpdates>) -> bool {
 }
 
 /// Whether the cache keeps the API objects of nodes and bound pods: only when a profile has an
-/// extender that is not `nodeCacheCapable` (v1.22 sends it `v1.Node`s). Decided at start and
-/// on each policy reload; a reload that adds such an extender has the objects of nodes as
-/// they are next added or updated (until then its calls name the nodes whose object is not
-/// held, and the extender's `ignorable` decides).
+/// extender that is not `nodeCacheCapable` (v1.22 sends it `v1.Node`s, and victim `v1.Pod`s
+/// to preempt). Decided at start and on each policy reload; a reload that adds such an
+/// extender restarts the node and assigned-pod watches, whose relists bring every object
+/// whole, and holds scheduling cycles until they end ([`Scheduler::apply_policy`]).
 fn keeps_objects(cfg: &RunConfig) -> bool {
     std::iter::once(&cfg.profile)
         .chain(cfg.other_profiles.iter().map(|p| &p.profile))
@@ -534,7 +539,9 @@ impl Scheduler {
     /// Swap in a reloaded policy: the next cycle runs its plugins (with their arguments) and
     /// its extenders (filter, prioritize, and bind for pods assumed from then on; bindings in
     /// flight keep the binder they were given). Pods found unschedulable under the old policy
-    /// are retried (they may fit now).
+    /// are retried (they may fit now). A policy that starts keeping API objects
+    /// ([`keeps_objects`]) relists nodes and assigned pods first: no cycle runs until the
+    /// relists end, so none sends an extender a node or a victim without its object.
     ///
     /// A reloaded configuration replaces each profile of a served `schedulerName` it has (a
     /// served name it lacks keeps its profile), `percentageOfNodesToScore` and the queue's
@@ -566,7 +573,18 @@ impl Scheduler {
             }
         }
         self.algo.set_extenders(self.cfg.profile.extenders.clone());
-        self.h.set_kept_objects(keeps_objects(&self.cfg));
+        if self.h.set_kept_objects(keeps_objects(&self.cfg)) {
+            // The cached nodes and assigned pods were decoded without their objects, which the
+            // new extender is sent: relist both (kube-scheduler would, restarted with this
+            // policy) and hold cycles until the relists end, as before the first sync.
+            for kind in [watch::Kind::Nodes, watch::Kind::AssignedPods] {
+                let epoch = self.watches.restart(kind);
+                self.h.expect_relist(kind, epoch);
+            }
+            info!(
+                "An extender that is not nodeCacheCapable: relisting nodes and assigned pods to keep their objects; scheduling waits for the relists"
+            );
+        }
         self.h
             .set_typical_pods_counted(counts_typical_pods(&self.cfg));
         let moved =

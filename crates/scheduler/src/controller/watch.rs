@@ -131,8 +131,15 @@ impl<'de> serde::Deserialize<'de> for AssignedPod {
 /// the metadata's `managedFields`, `creationTimestamp` and `uid` were decoded (and freed) for
 /// nothing (issue 12: most of a follower's ~14,000 instructions per node at start-up).
 /// Boxed, as [`Boxed`] (a LIST page grows a `Vec` of pointers).
+///
+/// `whole` records which way it was decoded: a node decoded slim just before a policy reload
+/// turned keeping on, and handled after it, is forwarded as [`WatchMsg::SlimNode`], so that
+/// the handlers never cache a slim `v1.Node` as the node's object.
 #[derive(Clone, Debug)]
-struct WatchedNode(Box<core::Node>);
+struct WatchedNode {
+    node: Box<core::Node>,
+    whole: bool,
+}
 
 impl Resource for WatchedNode {
     type DynamicType = ();
@@ -151,20 +158,36 @@ impl Resource for WatchedNode {
         core::Node::plural(dt)
     }
     fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-        &self.0.metadata
+        &self.node.metadata
     }
     fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-        &mut self.0.metadata
+        &mut self.node.metadata
     }
 }
 
 impl<'de> serde::Deserialize<'de> for WatchedNode {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WatchedNode, D::Error> {
         if OBJECT_KEEPERS.load(Ordering::Relaxed) > 0 {
-            Box::<core::Node>::deserialize(d).map(WatchedNode)
+            Box::<core::Node>::deserialize(d).map(|node| WatchedNode { node, whole: true })
         } else {
-            NodeFields::deserialize(d).map(|f| WatchedNode(Box::new(f.into_node())))
+            NodeFields::deserialize(d).map(|f| WatchedNode {
+                node: Box::new(f.into_node()),
+                whole: false,
+            })
         }
+    }
+}
+
+/// The node watch's event as a [`WatchMsg`]: [`WatchMsg::Node`] for a whole node (and for
+/// `Init`/`InitDone`), [`WatchMsg::SlimNode`] for one decoded without its object.
+fn node_msg(ev: WatchEvent<WatchedNode>) -> WatchMsg {
+    let slim = matches!(&ev,
+        WatchEvent::Apply(n) | WatchEvent::InitApply(n) | WatchEvent::Delete(n) if !n.whole);
+    let ev = map_event(ev, |n| *n.node);
+    if slim {
+        WatchMsg::SlimNode(ev)
+    } else {
+        WatchMsg::Node(ev)
     }
 }
 
@@ -366,8 +389,19 @@ impl Kind {
 /// the pods' events travel inline, [`Msg::PendingPod`] and [`Msg::AssignedPod`]).
 #[allow(clippy::large_enum_variant)]
 pub(super) enum WatchMsg {
-    /// [`Kind::Nodes`].
+    /// [`Kind::Nodes`]: a whole `v1.Node` (or `Init`/`InitDone`).
     Node(WatchEvent<core::Node>),
+    /// [`Kind::Nodes`]: a node decoded with only the fields the compact model reads (nobody
+    /// kept objects when it was decoded): never cached as the node's object.
+    SlimNode(WatchEvent<core::Node>),
+    /// The watch of `kind` was restarted ([`Watches::restart`], restart `epoch`): the first
+    /// message of the new watch, every message of the old one before it.
+    Restarted {
+        /// The kind watched.
+        kind: Kind,
+        /// The restart's number ([`Watches::restart`]).
+        epoch: u64,
+    },
     /// [`Kind::AssignedPods`].
     AssignedPod(WatchEvent<WirePod>),
     /// [`Kind::PendingPods`].
@@ -522,12 +556,14 @@ pub(super) fn list_assigned_for_barrier(
 /// so that the events arriving meanwhile are read together (one wake-up and a few reads for
 /// many events, instead of one each). LISTs are never delayed, and the leader's watches
 /// (`gather` cleared) read every event as it arrives.
+///
+/// The node and assigned-pod watches can be restarted ([`Watches::restart`]).
 pub(super) fn spawn_watches(
     reads: &Client,
     scheduler_names: &[String],
     tx: &mpsc::Sender<Msg>,
     gather: &Arc<AtomicBool>,
-) -> JoinSet<()> {
+) -> Watches {
     let mut tasks = JoinSet::new();
     let by_name = match scheduler_names {
         [one] => format!("spec.schedulerName={one},"),
@@ -536,27 +572,8 @@ pub(super) fn spawn_watches(
     let pending = watcher::Config::default().fields(&format!(
         "{by_name}spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"
     ));
-    let assigned = watcher::Config::default().fields(ASSIGNED_PODS);
     let all = watcher::Config::default;
     let t = &mut tasks;
-    spawn_watch(
-        t,
-        Api::all(reads.clone()),
-        all(),
-        tx.clone(),
-        gather.clone(),
-        Kind::Nodes,
-        |e| WatchMsg::Node(map_event(e, |n: WatchedNode| *n.0)),
-    );
-    spawn_watch(
-        t,
-        Api::all(reads.clone()),
-        assigned,
-        tx.clone(),
-        gather.clone(),
-        Kind::AssignedPods,
-        |e| WatchMsg::AssignedPod(map_event(e, |p: AssignedPod| p.0)),
-    );
     spawn_watch(
         t,
         Api::all(reads.clone()),
@@ -565,6 +582,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::PendingPods,
         WatchMsg::PendingPod,
+        None,
     );
     spawn_watch(
         t,
@@ -574,6 +592,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::Services,
         |e| WatchMsg::Service(unboxed(e)),
+        None,
     );
     spawn_watch(
         t,
@@ -583,6 +602,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::ReplicationControllers,
         |e| WatchMsg::Rc(unboxed(e)),
+        None,
     );
     spawn_watch(
         t,
@@ -592,6 +612,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::ReplicaSets,
         |e| WatchMsg::Rs(unboxed(e)),
+        None,
     );
     spawn_watch(
         t,
@@ -601,6 +622,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::StatefulSets,
         |e| WatchMsg::Ss(unboxed(e)),
+        None,
     );
     // Namespace labels for pod affinity `namespaceSelector` (v1.22 InterPodAffinity lists
     // Namespaces through a Namespace informer when PodAffinityNamespaceSelector is on).
@@ -612,6 +634,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::Namespaces,
         |e| WatchMsg::Namespace(unboxed(e)),
+        None,
     );
     spawn_watch(
         t,
@@ -621,6 +644,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::PersistentVolumes,
         |e| WatchMsg::Pv(Box::new(unboxed(e))),
+        None,
     );
     spawn_watch(
         t,
@@ -630,6 +654,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::PersistentVolumeClaims,
         |e| WatchMsg::Pvc(unboxed(e)),
+        None,
     );
     spawn_watch(
         t,
@@ -639,6 +664,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::StorageClasses,
         |e| WatchMsg::StorageClass(unboxed(e)),
+        None,
     );
     spawn_watch(
         t,
@@ -648,6 +674,7 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::CsiNodes,
         |e| WatchMsg::CsiNode(unboxed(e)),
+        None,
     );
     // PodDisruptionBudgets for preemption (v1.22 `DefaultPreemption`'s PDB lister).
     spawn_watch(
@@ -658,11 +685,130 @@ pub(super) fn spawn_watches(
         gather.clone(),
         Kind::PodDisruptionBudgets,
         |e| WatchMsg::Pdb(unboxed(e)),
+        None,
     );
-    tasks
+    let mut w = Watches {
+        tasks,
+        reads: reads.clone(),
+        tx: tx.clone(),
+        gather: gather.clone(),
+        nodes: Restartable::new(),
+        assigned: Restartable::new(),
+        epoch: 0,
+    };
+    w.spawn_restartable(Kind::Nodes, None);
+    w.spawn_restartable(Kind::AssignedPods, None);
+    w
 }
 
-/// Spawn one watch of `api` (under `config`) that forwards each event, wrapped, on `tx`.
+/// The running watches ([`spawn_watches`]): the nodes' and the assigned pods' can be restarted
+/// ([`Watches::restart`]), so that a policy reload that starts keeping API objects
+/// ([`KeepsObjects`]) has every node and assigned pod decoded whole again by a relist.
+pub(super) struct Watches {
+    tasks: JoinSet<()>,
+    reads: Client,
+    tx: mpsc::Sender<Msg>,
+    gather: Arc<AtomicBool>,
+    nodes: Restartable,
+    assigned: Restartable,
+    /// The number of the last restart (0: none yet).
+    epoch: u64,
+}
+
+/// A watch task that can be restarted: the running task, and the one-permit gate it holds
+/// while it runs, which its successor takes before it sends anything. The old task's messages
+/// are then all on the channel before the new one's first ([`WatchMsg::Restarted`]): an
+/// aborted task may be in the middle of a send when it is aborted, and only ends (dropping
+/// the permit) once that poll returns.
+struct Restartable {
+    task: Option<tokio::task::AbortHandle>,
+    gate: Arc<tokio::sync::Semaphore>,
+}
+
+impl Restartable {
+    fn new() -> Restartable {
+        Restartable {
+            task: None,
+            gate: Arc::new(tokio::sync::Semaphore::new(1)),
+        }
+    }
+}
+
+impl Watches {
+    /// Restart the watch of `kind` ([`Kind::Nodes`] or [`Kind::AssignedPods`]; any other kind
+    /// is left alone): the running one is aborted and a new one relists (kube-runtime's
+    /// watcher starts with a LIST: `Init`, `InitApply`s, `InitDone`), first sending
+    /// [`WatchMsg::Restarted`] with the returned restart number once the old task has ended.
+    /// The objects of the relist are decoded as [`KeepsObjects`] says at that time.
+    pub(super) fn restart(&mut self, kind: Kind) -> u64 {
+        self.epoch += 1;
+        let epoch = self.epoch;
+        if let Some(r) = self.restartable(kind)
+            && let Some(task) = r.task.take()
+        {
+            task.abort();
+        }
+        self.spawn_restartable(kind, Some(epoch));
+        epoch
+    }
+
+    /// Stop every watch.
+    pub(super) fn abort_all(&mut self) {
+        self.tasks.abort_all();
+    }
+
+    fn restartable(&mut self, kind: Kind) -> Option<&mut Restartable> {
+        match kind {
+            Kind::Nodes => Some(&mut self.nodes),
+            Kind::AssignedPods => Some(&mut self.assigned),
+            _ => None,
+        }
+    }
+
+    /// Spawn the watch of `kind` behind its gate (`restarted`: the restart's number, sent
+    /// first).
+    fn spawn_restartable(&mut self, kind: Kind, restarted: Option<u64>) {
+        let Some(gate) = self.restartable(kind).map(|r| r.gate.clone()) else {
+            return;
+        };
+        let gate = Some((gate, restarted));
+        let (tasks, reads, tx, gather) = (&mut self.tasks, &self.reads, &self.tx, &self.gather);
+        let task = if kind == Kind::Nodes {
+            spawn_watch(
+                tasks,
+                Api::all(reads.clone()),
+                watcher::Config::default(),
+                tx.clone(),
+                gather.clone(),
+                kind,
+                node_msg,
+                gate,
+            )
+        } else {
+            spawn_watch(
+                tasks,
+                Api::all(reads.clone()),
+                watcher::Config::default().fields(ASSIGNED_PODS),
+                tx.clone(),
+                gather.clone(),
+                kind,
+                |e| WatchMsg::AssignedPod(map_event(e, |p: AssignedPod| p.0)),
+                gate,
+            )
+        };
+        if let Some(r) = self.restartable(kind) {
+            r.task = Some(task);
+        }
+    }
+}
+
+/// The gate of a restartable watch and the number of the restart that spawned it (`None`: the
+/// first watch), see [`Restartable`].
+type Gate = Option<(Arc<tokio::sync::Semaphore>, Option<u64>)>;
+
+/// Spawn one watch of `api` (under `config`) that forwards each event, wrapped, on `tx`;
+/// behind `gate` if it is restartable.
+#[allow(clippy::too_many_arguments)]
 fn spawn_watch<K, F>(
     tasks: &mut JoinSet<()>,
     api: Api<K>,
@@ -671,15 +817,40 @@ fn spawn_watch<K, F>(
     gather: Arc<AtomicBool>,
     kind: Kind,
     wrap: F,
-) where
+    gate: Gate,
+) -> tokio::task::AbortHandle
+where
     K: Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
     K::DynamicType: Default,
     F: Fn(WatchEvent<K>) -> WatchMsg + Send + 'static,
 {
     tasks.spawn(async move {
+        let Some(_held) = pass_gate(gate, &tx, kind).await else {
+            return;
+        };
         let stream = watcher(api, config).default_backoff();
         forward(stream, tx, &gather, kind, wrap).await;
-    });
+    })
+}
+
+/// A watch task's start behind its `gate` ([`Restartable`]): wait until the task it replaces
+/// has ended, then send [`WatchMsg::Restarted`] if it was restarted. Returns the permit to
+/// hold while the watch runs (`Some(None)` without a gate), or `None` when the receiver is gone.
+async fn pass_gate(
+    gate: Gate,
+    tx: &mpsc::Sender<Msg>,
+    kind: Kind,
+) -> Option<Option<tokio::sync::OwnedSemaphorePermit>> {
+    let Some((gate, restarted)) = gate else {
+        return Some(None);
+    };
+    let permit = gate.acquire_owned().await.ok()?;
+    if let Some(epoch) = restarted {
+        tx.send(Msg::from(WatchMsg::Restarted { kind, epoch }))
+            .await
+            .ok()?;
+    }
+    Some(Some(permit))
 }
 
 fn watcher<K>(
@@ -743,6 +914,16 @@ pub(super) struct Tracked {
     listing: Listing,
     /// The watch has listed once.
     pub(super) synced: bool,
+    /// A restart of the watch ([`Tracked::expect_restart`]) whose relist has not ended yet.
+    restart: Option<Restart>,
+}
+
+/// A restart of a watch awaited by [`Tracked`]: its number ([`Watches::restart`]), and whether
+/// the new watch's first message ([`WatchMsg::Restarted`]) arrived, after which the next
+/// `InitDone` is its relist's.
+struct Restart {
+    epoch: u64,
+    begun: bool,
 }
 
 /// Where a watch's list stands ([`Tracked`]).
@@ -761,6 +942,39 @@ enum Listing {
 }
 
 impl Tracked {
+    /// The watch was restarted ([`Watches::restart`] returned `epoch`): not [`Tracked::ready`]
+    /// until the new watch's relist ends. An `InitDone` of the old watch (still on the channel)
+    /// or of an earlier restart does not count.
+    pub(super) fn expect_restart(&mut self, epoch: u64) {
+        self.restart = Some(Restart {
+            epoch,
+            begun: false,
+        });
+    }
+
+    /// The restarted watch's first message ([`WatchMsg::Restarted`]): the messages from here
+    /// on are its own, if it is the awaited restart.
+    pub(super) fn restarted(&mut self, epoch: u64) {
+        if let Some(r) = &mut self.restart
+            && r.epoch == epoch
+        {
+            r.begun = true;
+        }
+    }
+
+    /// The watch has listed once, and the relist of the last restart (if any) has ended.
+    pub(super) fn ready(&self) -> bool {
+        self.synced && self.restart.is_none()
+    }
+
+    /// An `InitDone`: listed; it ends an awaited restart's relist if the restarted watch sent it.
+    fn listed(&mut self) {
+        self.synced = true;
+        if self.restart.as_ref().is_some_and(|r| r.begun) {
+            self.restart = None;
+        }
+    }
+
     /// Feed one event; returns the keys to treat as deleted (present before a relist, absent
     /// from it) when the event is `InitDone`.
     pub(super) fn observe<K: Resource>(&mut self, ev: &WatchEvent<K>) -> Vec<String> {
@@ -812,7 +1026,7 @@ impl Tracked {
                 Vec::new()
             }
             (WatchEvent::InitDone, _) => {
-                self.synced = true;
+                self.listed();
                 let seen = match std::mem::take(&mut self.listing) {
                     Listing::Fresh => return Vec::new(),
                     Listing::Relist(seen) => seen,
@@ -866,7 +1080,7 @@ impl Tracked {
             }
             WatchEvent::Apply(_) | WatchEvent::Delete(_) => Vec::new(),
             WatchEvent::InitDone => {
-                self.synced = true;
+                self.listed();
                 match std::mem::take(&mut self.listing) {
                     Listing::Relist(seen) => present
                         .keys()
@@ -958,6 +1172,55 @@ mod tests {
         let t = start.elapsed();
         assert_eq!(next(WatchEvent::Apply(named("d"))).await, t);
         assert_eq!(next(WatchEvent::Apply(named("e"))).await, t);
+    }
+
+    /// A restarted watch sends nothing while the task it replaces runs, even when that one is
+    /// aborted in the middle of its stream: once it has ended, the new one's first message is
+    /// [`WatchMsg::Restarted`], after every message of the old one.
+    #[tokio::test(start_paused = true)]
+    async fn a_restarted_watch_speaks_only_once_the_old_one_ended() {
+        let gate = Arc::new(tokio::sync::Semaphore::new(1));
+        let (tx, mut rx) = mpsc::channel(16);
+        let mut tasks = JoinSet::new();
+        let (g, t) = (gate.clone(), tx.clone());
+        let old = tasks.spawn(async move {
+            let _held = pass_gate(Some((g, None)), &t, Kind::Nodes).await;
+            let _ = t.send(Msg::from(WatchMsg::Node(WatchEvent::Init))).await;
+            std::future::pending::<()>().await;
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let (g, t) = (gate.clone(), tx.clone());
+        tasks.spawn(async move {
+            if pass_gate(Some((g, Some(7))), &t, Kind::Nodes)
+                .await
+                .is_some()
+            {
+                let _ = t
+                    .send(Msg::from(WatchMsg::Node(WatchEvent::InitDone)))
+                    .await;
+            }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let kind = |m: Msg| match m {
+            Msg::Watch(w) => match *w {
+                WatchMsg::Node(WatchEvent::Init) => "init",
+                WatchMsg::Node(WatchEvent::InitDone) => "init-done",
+                WatchMsg::Restarted {
+                    kind: Kind::Nodes,
+                    epoch: 7,
+                } => "restarted",
+                _ => "other",
+            },
+            _ => "other",
+        };
+        assert_eq!(kind(rx.recv().await.unwrap()), "init");
+        assert!(
+            rx.try_recv().is_err(),
+            "the new watch waits for the old one"
+        );
+        old.abort();
+        assert_eq!(kind(rx.recv().await.unwrap()), "restarted");
+        assert_eq!(kind(rx.recv().await.unwrap()), "init-done");
     }
 
     /// Pods decode in their wire form through kube's own watch-event and LIST types, as the
@@ -1098,10 +1361,22 @@ mod tests {
             r#"{{"kind":"NodeList","apiVersion":"v1","metadata":{{"resourceVersion":"20"}},"items":[{node}]}}"#
         );
         let page: kube::core::ObjectList<WatchedNode> = serde_json::from_str(&list).unwrap();
-        assert_eq!(info(*page.items[0].0.clone()), info(full.clone()));
+        assert_eq!(info(*page.items[0].node.clone()), info(full.clone()));
+        // Slim unless another test holds a keeper meanwhile: `whole` says which.
+        assert_eq!(
+            page.items[0].whole,
+            page.items[0]
+                .node
+                .status
+                .as_ref()
+                .unwrap()
+                .capacity
+                .is_some()
+        );
         let kept = KeepsObjects::new();
         let page: kube::core::ObjectList<WatchedNode> = serde_json::from_str(&list).unwrap();
-        assert_eq!(*page.items[0].0, full);
+        assert_eq!(*page.items[0].node, full);
+        assert!(page.items[0].whole);
         drop(kept);
         let nulls: NodeFields =
             serde_json::from_str(r#"{"metadata":null,"spec":null,"status":{"allocatable":null}}"#)
@@ -1111,6 +1386,45 @@ mod tests {
                 .unwrap();
         assert_eq!(nulls.into_node(), bare);
         assert!(serde_json::from_str::<NodeFields>(r#"{"status":{"allocatable":7}}"#).is_err());
+    }
+
+    /// A node decoded slim (nobody kept objects then) is forwarded as [`WatchMsg::SlimNode`]
+    /// even if keeping turned on before it is handled: the handlers never take it for the
+    /// node's object (the race of a decode just before a policy reload). A whole node, and
+    /// `Init`/`InitDone`, are [`WatchMsg::Node`].
+    #[test]
+    fn a_node_decoded_slim_stays_marked_slim() {
+        let line = r#"{"type":"ADDED","object":{"metadata":{"name":"n1","resourceVersion":"3"},
+            "status":{"capacity":{"cpu":"8"},"allocatable":{"cpu":"8"}}}}"#;
+        let decode = || match serde_json::from_str::<kube::core::WatchEvent<WatchedNode>>(line) {
+            Ok(kube::core::WatchEvent::Added(n)) => WatchEvent::Apply(n),
+            _ => panic!("not ADDED"),
+        };
+        // As the watch decodes it while nobody keeps objects (other tests may hold a keeper
+        // now, so the slim decode is made directly).
+        let fields: NodeFields = serde_json::from_str(
+            r#"{"metadata":{"name":"n1"},"status":{"capacity":{"cpu":"8"},"allocatable":{"cpu":"8"}}}"#,
+        )
+        .unwrap();
+        let slim = WatchEvent::Apply(WatchedNode {
+            node: Box::new(fields.into_node()),
+            whole: false,
+        });
+        let kept = KeepsObjects::new();
+        let whole = decode();
+        let WatchMsg::SlimNode(WatchEvent::Apply(n)) = node_msg(slim) else {
+            panic!("a slim node is not a WatchMsg::SlimNode")
+        };
+        assert!(n.status.unwrap().capacity.is_none());
+        let WatchMsg::Node(WatchEvent::Apply(n)) = node_msg(whole) else {
+            panic!("a whole node is not a WatchMsg::Node")
+        };
+        assert_eq!(n.status.unwrap().capacity.unwrap()["cpu"].0, "8");
+        drop(kept);
+        assert!(matches!(
+            node_msg(WatchEvent::InitDone),
+            WatchMsg::Node(WatchEvent::InitDone)
+        ));
     }
 
     /// A pod of the pending watch decodes its metadata at once and its scheduling fields from
