@@ -6,6 +6,8 @@
 //! correct even if the elector task is starved or gone: it compares the stored deadline with
 //! [`tokio::time::Instant::now`].
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -90,6 +92,31 @@ pub enum FenceError {
 pub struct LeaderWatch {
     state: watch::Receiver<LeaderState>,
     holder: watch::Receiver<Option<String>>,
+    /// The term of the last guard [`Self::leadership`] returned, shared with it: the next
+    /// guards of the same term share it too instead of copying the term's strings (a scheduler
+    /// takes one guard per scheduling cycle).
+    last_term: TermCache,
+}
+
+/// [`LeaderWatch::last_term`]: a clone of the watch starts with its own, empty.
+#[derive(Debug, Default)]
+struct TermCache(Mutex<Option<Arc<LeaderTerm>>>);
+
+impl Clone for TermCache {
+    fn clone(&self) -> TermCache {
+        TermCache::default()
+    }
+}
+
+impl TermCache {
+    /// `term`, shared with the last one returned if equal; otherwise copied once and kept.
+    fn share(&self, term: &LeaderTerm) -> Arc<LeaderTerm> {
+        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*last {
+            Some(t) if **t == *term => Arc::clone(t),
+            _ => Arc::clone(last.insert(Arc::new(term.clone()))),
+        }
+    }
 }
 
 impl LeaderWatch {
@@ -97,7 +124,11 @@ impl LeaderWatch {
         state: watch::Receiver<LeaderState>,
         holder: watch::Receiver<Option<String>>,
     ) -> Self {
-        Self { state, holder }
+        Self {
+            state,
+            holder,
+            last_term: TermCache::default(),
+        }
     }
 
     /// A watch that always leads, for running without leader election
@@ -121,7 +152,7 @@ impl LeaderWatch {
         let (holder_tx, holder) = watch::channel(Some(identity.to_string()));
         // The receivers keep the last value after the senders are gone.
         drop((state_tx, holder_tx));
-        Self { state, holder }
+        Self::new(state, holder)
     }
 
     /// A receiver of the leadership state. Note that a `Leader` value is only valid until its
@@ -155,9 +186,16 @@ impl LeaderWatch {
     }
 
     /// A guard for the current term if [`Self::is_leading`]; its [`LeadershipGuard::check`]
-    /// fails once this term's deadline passes or the term ends.
+    /// fails once this term's deadline passes or the term ends. Cheap once per term: the
+    /// guards of one term taken from one watch share a copy of the term (no allocation).
     pub fn leadership(&self) -> Option<LeadershipGuard> {
-        self.current_term().map(|term| LeadershipGuard {
+        let state = self.state.borrow();
+        let term = match &*state {
+            LeaderState::Leader { term, .. } if state.is_leading() => self.last_term.share(term),
+            _ => return None,
+        };
+        drop(state);
+        Some(LeadershipGuard {
             term,
             state: self.state.clone(),
         })
@@ -184,7 +222,7 @@ impl LeaderWatch {
 /// term and `Instant::now()` is before the current deadline.
 #[derive(Debug, Clone)]
 pub struct LeadershipGuard {
-    term: LeaderTerm,
+    term: Arc<LeaderTerm>,
     state: watch::Receiver<LeaderState>,
 }
 
@@ -201,7 +239,7 @@ impl LeadershipGuard {
     /// elector published another state.
     pub fn check(&self) -> Result<Instant, FenceError> {
         match &*self.state.borrow() {
-            LeaderState::Leader { term, deadline } if *term == self.term => {
+            LeaderState::Leader { term, deadline } if *term == *self.term => {
                 if Instant::now() < *deadline {
                     Ok(*deadline)
                 } else {
@@ -281,6 +319,42 @@ mod tests {
         let g2 = w.leadership().expect("leading again");
         tx.send_replace(LeaderState::Follower { holder: None });
         assert_eq!(g2.check(), Err(FenceError::TermEnded));
+    }
+
+    /// The guards of one term taken from a watch share one copy of the term, through renewals;
+    /// a new term gets its own, and the old term's guards fail.
+    #[tokio::test(start_paused = true)]
+    async fn guards_of_one_term_share_it() {
+        let t = term();
+        let (tx, rx) = watch::channel(LeaderState::Leader {
+            term: t.clone(),
+            deadline: Instant::now() + Duration::from_secs(10),
+        });
+        let (_htx, hrx) = watch::channel(Some("me".to_owned()));
+        let w = LeaderWatch::new(rx, hrx);
+        let g1 = w.leadership().expect("leading");
+        tx.send_replace(LeaderState::Leader {
+            term: t.clone(),
+            deadline: Instant::now() + Duration::from_secs(20),
+        });
+        let g2 = w.leadership().expect("leading");
+        assert!(std::ptr::eq(g1.term(), g2.term()));
+        assert_eq!(*g2.term(), t);
+        assert!(g1.is_valid() && g2.is_valid());
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let t2 = term();
+        tx.send_replace(LeaderState::Leader {
+            term: t2.clone(),
+            deadline: Instant::now() + Duration::from_secs(10),
+        });
+        let g3 = w.leadership().expect("leading");
+        assert!(!std::ptr::eq(g1.term(), g3.term()));
+        assert_eq!(*g3.term(), t2);
+        assert_eq!(g1.check(), Err(FenceError::TermEnded));
+        assert!(g3.is_valid());
+        assert_eq!(w.clone().leadership().map(|g| g.term().clone()), Some(t2));
+        tx.send_replace(LeaderState::Follower { holder: None });
+        assert!(w.leadership().is_none());
     }
 
     #[tokio::test(start_paused = true)]

@@ -528,8 +528,9 @@ impl Cache {
                 ..(*pod).clone()
             })
         };
+        tracing::debug!(pod = %key, node = %node, "Pod assumed");
         self.insert(
-            key.clone(),
+            key,
             Entry {
                 pod: pod.clone(),
                 node: node.into(),
@@ -540,7 +541,6 @@ impl Cache {
                 },
             },
         );
-        tracing::debug!(pod = %key, node = %node, "Pod assumed");
         Ok(pod)
     }
 

@@ -438,7 +438,8 @@ impl EventHandlers {
     /// unschedulable pods whose affinity it satisfies.
     fn apply_assigned(&mut self, p: WirePod, now: Instant) {
         let key = key_of(&p);
-        match PodInfo::from_wire(&p) {
+        // The event's pod is not read again: its identity moves into the model.
+        match PodInfo::from_wire_owned(p) {
             Ok(pi) => {
                 // Bound: the cache keeps the compact model only (see `keep_objects`).
                 let pi = Arc::new(if self.keep_objects.is_some() {
@@ -463,7 +464,7 @@ impl EventHandlers {
                 self.set_typical(&key, Some(&pi));
                 self.assigned.insert(key, pi);
             }
-            Err(e) => {
+            Err((e, _)) => {
                 warn!(pod = %key, error = %e, "Assigned pod with a malformed spec is not counted")
             }
         }
@@ -565,7 +566,9 @@ impl EventHandlers {
         {
             return;
         }
-        match PodInfo::from_wire(&p) {
+        // The event's pod is read again only if it is malformed: its identity moves into the
+        // model otherwise.
+        match PodInfo::from_wire_owned(p) {
             Ok(pi) => {
                 self.malformed.remove(&key);
                 if self.cache.is_assumed(&key) {
@@ -590,7 +593,7 @@ impl EventHandlers {
                     self.queue.add(pi, now);
                 }
             }
-            Err(e) => {
+            Err((e, p)) => {
                 // A malformed pod cannot be scheduled until it is fixed: tell its owner once
                 // per distinct problem, as FailedScheduling, and carry on. (Our own status patch
                 // bumps its resourceVersion without changing the problem: no second report.)

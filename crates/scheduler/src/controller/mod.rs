@@ -340,10 +340,15 @@ pub async fn run(
         if let Some(u) = policy_updates.as_mut().and_then(reload_pending) {
             s.apply_policy(&u);
         }
-        let current = leader
-            .current_term()
-            .map(|t| (t.lease_uid, t.lease_transitions));
-        if was_leading && (current.is_none() || current != term) {
+        // The current term's identity, read through a guard (which shares the term's strings
+        // with the previous guards of the term: nothing copied per cycle).
+        let leading = leader.leadership();
+        let current = leading
+            .as_ref()
+            .map(|g| (g.term().lease_uid.as_deref(), g.term().lease_transitions));
+        if was_leading
+            && (current.is_none() || current != term.as_ref().map(|(uid, n)| (uid.as_deref(), *n)))
+        {
             error!("leaderelection lost");
             break RunOutcome::LeadershipLost;
         }
@@ -351,7 +356,7 @@ pub async fn run(
             info!(identity = %s.cfg.identity, "Started leading; scheduling");
             was_leading = true;
             following.store(false, Ordering::Relaxed);
-            term = current.clone();
+            term = current.map(|(uid, n)| (uid.map(str::to_owned), n));
             s.leading = true;
             s.report_malformed();
             let target = leader
@@ -852,7 +857,7 @@ impl Scheduler {
                 self.h.nominator.delete_nominated_pod_if_exists(&pod.uid);
                 self.h.pending.remove(&key);
                 self.h.queue.delete(&pod);
-                self.assumed_uid.insert(key.clone(), pod.uid.clone());
+                self.assumed_uid.insert(key, pod.uid.clone());
                 let elapsed = start.elapsed().as_secs_f64();
                 self.metrics
                     .observe_attempt("scheduled", PROFILE_NAME, elapsed);

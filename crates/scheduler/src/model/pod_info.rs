@@ -33,7 +33,7 @@ use super::terms::{
     PodAffinityTerms, SpreadConstraint, parse_pod_affinity, parse_spread_constraints,
 };
 use super::volumes::{DiskVolume, PodVolumeRefs};
-use super::wire::{ContainerImages, PodObject, WireContainer, WirePod, WirePodSpec};
+use super::wire::{ContainerImages, PodObject, SpecStatusRef, WireContainer, WirePod, WirePodSpec};
 use crate::labels::{Labels, NodeSelector};
 use crate::quantity::QuantityError;
 
@@ -243,10 +243,7 @@ impl PodInfo {
             nominated_node_name: status.and_then(|s| s.nominated_node_name.as_deref()),
         };
         let info = build(&pod.metadata, &fields)?;
-        Ok(PodInfo {
-            object: PodObject::decoded(pod),
-            ..info
-        })
+        Ok(Identity::of(&pod.metadata).into_info(info, PodObject::decoded(pod)))
     }
 
     /// Build from a pod as a watch or a LIST delivered it ([`WirePod`]: the scheduling fields
@@ -259,9 +256,38 @@ impl PodInfo {
     /// scheduling fields of a pod decoded lazily from its text are not pod-shaped
     /// ([`WirePod::spec_status`]).
     pub fn from_wire(pod: &WirePod) -> Result<PodInfo, PodError> {
+        let info = Self::from_wire_fields(&pod.metadata, pod.spec_status())?;
+        Ok(Identity::of(&pod.metadata).into_info(info, pod.object()))
+    }
+
+    /// [`PodInfo::from_wire`] of a pod the caller is done with: its identity strings and
+    /// labels are moved into the `PodInfo` rather than copied (what a watch event's pod
+    /// becomes in the cluster-mode handlers). On error the pod is handed back as it was.
+    ///
+    /// # Errors
+    /// As [`PodInfo::from_wire`], with the pod.
+    pub fn from_wire_owned(mut pod: WirePod) -> Result<PodInfo, (PodError, WirePod)> {
+        let info = {
+            let (meta, fields) = pod.metadata_and_spec_status();
+            Self::from_wire_fields(meta, fields)
+        };
+        match info {
+            Ok(info) => {
+                let object = pod.object();
+                Ok(Identity::take(&mut pod.metadata).into_info(info, object))
+            }
+            Err(e) => Err((e, pod)),
+        }
+    }
+
+    /// [`build`] of a wire pod's metadata and scheduling fields ([`WirePod::spec_status`]).
+    fn from_wire_fields(meta: &ObjectMeta, fields: SpecStatusRef<'_>) -> Result<PodInfo, PodError> {
         let no_spec = WirePodSpec::default();
-        let (spec, status) = pod.spec_status().map_err(|message| PodError {
-            pod: pod.key(),
+        let (spec, status) = fields.map_err(|message| PodError {
+            pod: super::wire::namespaced_key(
+                meta.namespace.as_deref().unwrap_or("default"),
+                meta.name.as_deref().unwrap_or_default(),
+            ),
             field: "spec".to_string(),
             source: PodFieldError::Decode(message.to_string()),
         })?;
@@ -282,11 +308,54 @@ impl PodInfo {
             start_time: status.and_then(|s| s.start_time.as_ref()),
             nominated_node_name: status.and_then(|s| s.nominated_node_name.as_deref()),
         };
-        let info = build(&pod.metadata, &fields)?;
-        Ok(PodInfo {
-            object: pod.object(),
+        build(meta, &fields)
+    }
+}
+
+/// The identity of a pod (namespace, name, uid, labels, resourceVersion), which [`build`]
+/// leaves empty: copied from a shared object's metadata, or moved out of a wire pod's.
+struct Identity {
+    namespace: String,
+    name: String,
+    uid: String,
+    labels: Labels,
+    resource_version: String,
+}
+
+impl Identity {
+    /// Copied from `meta`.
+    fn of(meta: &ObjectMeta) -> Identity {
+        Identity {
+            namespace: meta.namespace.clone().unwrap_or_else(|| "default".into()),
+            name: meta.name.clone().unwrap_or_default(),
+            uid: meta.uid.clone().unwrap_or_default(),
+            labels: meta.labels.clone().unwrap_or_default(),
+            resource_version: meta.resource_version.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Moved out of `meta` (those fields are left unset there).
+    fn take(meta: &mut ObjectMeta) -> Identity {
+        Identity {
+            namespace: meta.namespace.take().unwrap_or_else(|| "default".into()),
+            name: meta.name.take().unwrap_or_default(),
+            uid: meta.uid.take().unwrap_or_default(),
+            labels: meta.labels.take().unwrap_or_default(),
+            resource_version: meta.resource_version.take().unwrap_or_default(),
+        }
+    }
+
+    /// `info` (as [`build`] made it) with this identity.
+    fn into_info(self, info: PodInfo, object: PodObject) -> PodInfo {
+        PodInfo {
+            namespace: self.namespace,
+            name: self.name,
+            uid: self.uid,
+            labels: self.labels,
+            resource_version: self.resource_version,
+            object,
             ..info
-        })
+        }
     }
 }
 
@@ -338,8 +407,8 @@ fn build<C: ContainerFields>(
     meta: &ObjectMeta,
     spec: &SpecFields<'_, C>,
 ) -> Result<PodInfo, PodError> {
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
+    let namespace = meta.namespace.as_deref().unwrap_or("default");
+    let name = meta.name.as_deref().unwrap_or_default();
     let key = || format!("{namespace}/{name}");
     let err = |(field, source): (String, QuantityError)| PodError {
         pod: key(),
@@ -478,10 +547,10 @@ fn build<C: ContainerFields>(
         field,
         source: PodFieldError::Selector(message),
     };
-    let pod_affinity = parse_pod_affinity(&namespace, spec.affinity).map_err(selector_err)?;
+    let pod_affinity = parse_pod_affinity(namespace, spec.affinity).map_err(selector_err)?;
     let topology_spread_constraints =
         parse_spread_constraints(spec.topology_spread_constraints).map_err(selector_err)?;
-    let volumes = PodVolumeRefs::parse(&name, spec.volumes);
+    let volumes = PodVolumeRefs::parse(name, spec.volumes);
 
     let whole = requests.scalar(RESOURCE_GPU);
     let share = requests.scalar(RESOURCE_GPU_MILLI);
@@ -520,8 +589,9 @@ fn build<C: ContainerFields>(
             uid: o.uid.clone(),
         });
     Ok(PodInfo {
-        uid: meta.uid.clone().unwrap_or_default(),
-        labels: meta.labels.clone().unwrap_or_default(),
+        // The identity is filled in by the caller ([`Identity`]).
+        uid: String::new(),
+        labels: Labels::new(),
         priority: spec.priority.unwrap_or(0),
         creation_timestamp: meta.creation_timestamp.as_ref().map(|t| t.0),
         scheduler_name: spec
@@ -549,14 +619,14 @@ fn build<C: ContainerFields>(
         pod_affinity,
         topology_spread_constraints,
         terminating: meta.deletion_timestamp.is_some(),
-        resource_version: meta.resource_version.clone().unwrap_or_default(),
+        resource_version: String::new(),
         start_time: spec.start_time.map(|t| t.0),
         nominated_node_name: spec.nominated_node_name.unwrap_or_default().to_string(),
         preempt_never: spec.preemption_policy == Some("Never"),
         controller,
         object: PodObject::none(),
-        namespace,
-        name,
+        namespace: String::new(),
+        name: String::new(),
     })
 }
 
@@ -682,6 +752,45 @@ mod tests {
         let (a, b) = (PodInfo::from_pod(whole), PodInfo::from_wire(&wire));
         assert!(a.is_err());
         assert_eq!(a.unwrap_err(), b.unwrap_err());
+    }
+
+    /// [`PodInfo::from_wire_owned`] gives what [`PodInfo::from_wire`] does (every field, the
+    /// object's text kept), for pods decoded at once and lazily (as a watch delivers them);
+    /// a malformed pod comes back as it was, metadata and text, with the same error.
+    #[test]
+    fn from_wire_owned_matches_from_wire_and_hands_back_a_malformed_pod() {
+        let bare = serde_json::json!({"metadata": {"name": "bare"}, "spec": {"containers": [{"name": "c"}]}});
+        let no_meta = serde_json::json!({"spec": {"containers": [{"name": "c"}]}});
+        for v in [rich_pod(), bare, no_meta] {
+            let text = v.to_string();
+            for wire in [
+                WirePod::from_json(&text).unwrap(),
+                serde_json::from_str::<WirePod>(&text).unwrap(),
+            ] {
+                let a = PodInfo::from_wire(&wire).unwrap();
+                let b = PodInfo::from_wire_owned(wire).unwrap();
+                assert_eq!(b.object(), a.object());
+                assert!(b.object().is_some());
+                assert_eq!(
+                    format!("{:?}", a.without_object()),
+                    format!("{:?}", b.without_object())
+                );
+            }
+        }
+        let mut bad = rich_pod();
+        bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "-1".into();
+        let not_pod_shaped =
+            serde_json::json!({"metadata": {"name": "n", "uid": "u"}, "spec": {"containers": 7}});
+        for v in [bad, not_pod_shaped] {
+            let text = v.to_string();
+            let wire = serde_json::from_str::<WirePod>(&text).unwrap();
+            let want = PodInfo::from_wire(&wire).unwrap_err();
+            let (e, back) = PodInfo::from_wire_owned(wire.clone()).unwrap_err();
+            assert_eq!(e, want);
+            assert_eq!(back.metadata, wire.metadata);
+            assert_eq!(back.object().get(), wire.object().get());
+            assert_eq!(back.spec_status().err(), wire.spec_status().err());
+        }
     }
 
     /// The score-only inputs (container images, preferred node affinity) read from the wire

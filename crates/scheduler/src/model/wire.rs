@@ -203,18 +203,17 @@ impl WirePod {
     /// # Errors
     /// The JSON error's message.
     pub fn spec_status(&self) -> Result<(Option<&WirePodSpec>, Option<&WirePodStatus>), &str> {
-        let fields = self.fields.get_or_init(|| {
-            let json = self.object.text().unwrap_or("{}");
-            let fields = serde_json::from_str::<SpecStatus>(json).map_err(|e| e.to_string());
-            if let Ok(f) = &fields {
-                self.object.keep_score_inputs(f.spec.as_ref());
-            }
-            fields
-        });
-        match fields {
-            Ok(f) => Ok((f.spec.as_ref(), f.status.as_ref())),
-            Err(e) => Err(e),
-        }
+        spec_status_of(&self.fields, &self.object)
+    }
+
+    /// The metadata, to change, beside [`WirePod::spec_status`] (decoded as there).
+    pub fn metadata_and_spec_status(&mut self) -> (&mut ObjectMeta, SpecStatusRef<'_>) {
+        let WirePodParts {
+            metadata,
+            fields,
+            object,
+        } = &mut *self.0;
+        (metadata, spec_status_of(fields, object))
     }
 
     /// The scheduling fields of `spec` (`None` when the object has none, or when they are not
@@ -274,6 +273,29 @@ impl WirePod {
     }
 }
 
+/// What [`WirePod::spec_status`] returns: the scheduling fields of `spec` and `status`, or the
+/// message of the error that decoding them met.
+pub type SpecStatusRef<'a> = Result<(Option<&'a WirePodSpec>, Option<&'a WirePodStatus>), &'a str>;
+
+/// [`WirePod::spec_status`] of a pod's parts.
+fn spec_status_of<'a>(
+    fields: &'a OnceLock<Result<SpecStatus, String>>,
+    object: &PodObject,
+) -> SpecStatusRef<'a> {
+    let fields = fields.get_or_init(|| {
+        let json = object.text().unwrap_or("{}");
+        let fields = serde_json::from_str::<SpecStatus>(json).map_err(|e| e.to_string());
+        if let Ok(f) = &fields {
+            object.keep_score_inputs(f.spec.as_ref());
+        }
+        fields
+    });
+    match fields {
+        Ok(f) => Ok((f.spec.as_ref(), f.status.as_ref())),
+        Err(e) => Err(e),
+    }
+}
+
 impl<'de> Deserialize<'de> for WirePod {
     /// Keeps the object's text ([`RawValue`]: the deserializer must be `serde_json`'s, as
     /// kube's list and watch decoding is; one copy of the bytes, kept as they are) and decodes
@@ -294,13 +316,17 @@ fn metadata_of(json: &str) -> Result<ObjectMeta, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(json);
     match (&mut de).deserialize_map(MetadataSeek(&mut found)) {
         Ok(()) => Ok(found.unwrap_or_default()),
-        // Stopped at the end of `metadata` (an error to end the map early), or failed.
+        // Stopped at the end of `metadata` (the map's end is then not where the decoder
+        // expects it: its error is discarded), or failed.
         Err(e) => found.ok_or(e),
     }
 }
 
-/// The visitor of [`metadata_of`]: stores `metadata` in its slot, then stops the map with an
-/// error that [`metadata_of`] discards.
+/// The visitor of [`metadata_of`]: stores `metadata` in its slot, then stops reading the map.
+/// It stops by returning at once, not with an error of its own: the decoder then finds the
+/// next member where it expects the map's end and fails with a plain syntax error (one
+/// allocation), where a custom error would also format and copy a message, and be rebuilt
+/// with its position.
 struct MetadataSeek<'a>(&'a mut Option<ObjectMeta>);
 
 /// A map key: whether it is `metadata` (read without allocating).
@@ -331,7 +357,7 @@ impl<'de> serde::de::Visitor<'de> for MetadataSeek<'_> {
         while let Some(IsMetadata(is)) = map.next_key()? {
             if is {
                 *self.0 = Some(map.next_value()?);
-                return Err(serde::de::Error::custom("metadata read"));
+                return Ok(());
             }
             map.next_value::<serde::de::IgnoredAny>()?;
         }
