@@ -635,6 +635,27 @@ impl Cache {
             }
             return Ok(());
         }
+        // The same incarnation on the node it is cached on (the watch confirming our own
+        // binding, or an update): re-accounted with the new object in place, as evicting and
+        // inserting it would, without copying its key and node name into the indexes again.
+        if let Some(e) = self.pods.get_mut(&key)
+            && (e.pod.uid.is_empty() || pod.uid.is_empty() || e.pod.uid == pod.uid)
+            && e.node == pod.node_name
+        {
+            if matches!(e.state, PodState::Assumed { .. }) {
+                self.assumed -= 1;
+            }
+            self.snapshot
+                .remove_pod(&e.node, &e.pod.namespace, &e.pod.name);
+            // Keep the devices known so far unless the pod names its own.
+            if pod.gpu_indexes.is_some() {
+                e.gpu_indexes.clone_from(&pod.gpu_indexes);
+            }
+            e.pod = pod;
+            e.state = PodState::Added;
+            Self::account_entry(&mut self.snapshot, &key, e);
+            return Ok(());
+        }
         let previous = match self.pods.get(&key) {
             Some(e) if !e.pod.uid.is_empty() && !pod.uid.is_empty() && e.pod.uid != pod.uid => {
                 self.evict(&key);
