@@ -2,7 +2,6 @@
 //! `pods/binding` write ([`ApiBinder`]) and an extender's bind ([`ExtenderBinder`]), each behind
 //! the leadership fence; and [`BindOutcome`], what a binding task reports back.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use election::LeadershipGuard;
@@ -213,7 +212,8 @@ async fn bind(
 /// The JSON of the `core::Binding` of `pod` to `node` with this replica's annotations (the GPU
 /// devices too when given): byte for byte what `serde_json::to_vec` makes of that object, but
 /// serialised from a borrowed view ([`BindingView`]) instead of building the object (eight
-/// `String`s and a map of owned strings) per bound pod.
+/// `String`s and a map of owned strings) per bound pod, into a buffer sized once: the only
+/// heap allocations are that buffer and, with GPU devices, their list.
 ///
 /// # Errors
 /// serde_json's error (none is expected: every field is a string).
@@ -224,37 +224,79 @@ fn binding_body(
     term: &election::LeaderTerm,
     identity: &str,
 ) -> serde_json::Result<Vec<u8>> {
-    let transitions = term.lease_transitions.to_string();
+    let mut transitions = [0u8; 11];
+    let transitions = decimal(term.lease_transitions, &mut transitions);
     let gpu_list = gpu.map(|idx| {
-        let list: Vec<String> = idx.iter().map(u32::to_string).collect();
-        list.join(",")
+        use std::fmt::Write;
+        let mut list = String::with_capacity(idx.len() * 3);
+        for (i, d) in idx.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            // Writing to a String cannot fail.
+            let _ = write!(list, "{sep}{d}");
+        }
+        list
     });
-    let mut annotations = BTreeMap::from([
+    let lease_uid = term.lease_uid.as_deref().unwrap_or_default();
+    let mut entries = [
         (ANNOTATION_SCHEDULED_BY, identity),
+        (ANNOTATION_LEASE_UID, lease_uid),
+        (ANNOTATION_LEASE_TRANSITIONS, transitions),
         (
-            ANNOTATION_LEASE_UID,
-            term.lease_uid.as_deref().unwrap_or_default(),
+            ANNOTATION_GPU_INDEXES,
+            gpu_list.as_deref().unwrap_or_default(),
         ),
-        (ANNOTATION_LEASE_TRANSITIONS, transitions.as_str()),
-    ]);
-    if let Some(list) = &gpu_list {
-        annotations.insert(ANNOTATION_GPU_INDEXES, list);
-    }
-    serde_json::to_vec(&BindingView {
-        api_version: "v1",
-        kind: "Binding",
-        metadata: BindingMeta {
-            annotations,
-            name: &pod.name,
-            namespace: &pod.namespace,
-            uid: &pod.uid,
-        },
-        target: NodeReference {
+    ];
+    let annotations = &mut entries[..if gpu_list.is_some() { 4 } else { 3 }];
+    // A `BTreeMap`'s order (the keys are distinct constants).
+    annotations.sort_unstable_by_key(|(k, _)| *k);
+    // The JSON of the Binding with every string empty is 262 bytes (297 with the GPU
+    // annotation); strings needing escapes grow the buffer.
+    let estimate = 300
+        + pod.name.len()
+        + pod.namespace.len()
+        + pod.uid.len()
+        + node.len()
+        + annotations.iter().map(|(_, v)| v.len()).sum::<usize>();
+    let mut body = Vec::with_capacity(estimate);
+    serde_json::to_writer(
+        &mut body,
+        &BindingView {
             api_version: "v1",
-            kind: "Node",
-            name: node,
+            kind: "Binding",
+            metadata: BindingMeta {
+                annotations: Annotations(annotations),
+                name: &pod.name,
+                namespace: &pod.namespace,
+                uid: &pod.uid,
+            },
+            target: NodeReference {
+                api_version: "v1",
+                kind: "Node",
+                name: node,
+            },
         },
-    })
+    )?;
+    Ok(body)
+}
+
+/// `v.to_string()` written into `buf`, without a heap allocation.
+fn decimal(v: i32, buf: &mut [u8; 11]) -> &str {
+    let mut n = v.unsigned_abs();
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    // Digits and a sign are ASCII.
+    std::str::from_utf8(&buf[start..]).unwrap_or_default()
 }
 
 /// A `v1.Binding` borrowed from the pod, the node and the Lease term: the fields
@@ -269,15 +311,24 @@ struct BindingView<'a> {
     target: NodeReference<'a>,
 }
 
-/// [`BindingView`]'s `metadata`: annotations (sorted, as a `BTreeMap`), name, namespace, and
-/// the uid when known.
+/// [`BindingView`]'s `metadata`: annotations (sorted by key, as a `BTreeMap` of them), name,
+/// namespace, and the uid when known.
 #[derive(serde::Serialize)]
 struct BindingMeta<'a> {
-    annotations: BTreeMap<&'a str, &'a str>,
+    annotations: Annotations<'a>,
     name: &'a str,
     namespace: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     uid: &'a str,
+}
+
+/// Annotations as a JSON object, in the order given (sorted by [`binding_body`]).
+struct Annotations<'a>(&'a [(&'a str, &'a str)]);
+
+impl serde::Serialize for Annotations<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
 }
 
 /// [`BindingView`]'s `target`: the node.
@@ -384,6 +435,13 @@ mod tests {
                 identity: "me".into(),
                 acquired_at: tokio::time::Instant::now(),
                 lease_resource_version: Some("12".into()),
+            },
+            election::LeaderTerm {
+                lease_uid: Some(String::new()),
+                lease_transitions: i32::MIN,
+                identity: "me".into(),
+                acquired_at: tokio::time::Instant::now(),
+                lease_resource_version: None,
             },
             election::LeaderTerm {
                 lease_uid: None,
