@@ -37,7 +37,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
 use tokio::time::Instant;
 use tracing::debug;
@@ -118,6 +118,9 @@ struct Cached {
 }
 
 /// A write the cache asks for.
+// A patch carries its own Event (the cached one with its series), a create shares the
+// cache's: writes are made one at a time as they come, so the size of the larger is no cost.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventWrite {
     /// `POST` a new Event (the one the cache holds).
@@ -691,20 +694,46 @@ impl serde::Serialize for WireMicroTime<'_> {
 
 /// `POST` an Event without decoding the created object the API server answers with (nothing
 /// reads it; decoding it was a noticeable share of the scheduler's CPU per bound pod). Errors
-/// are the API's `Status`, as with [`Api::create`]. The URL is `Api::<Event>::namespaced`'s
-/// (`/apis/events.k8s.io/v1/namespaces/{ns}/events`), without cloning the client into an `Api`.
+/// are the API's `Status`, as with [`Api::create`]. The request is [`event_post`]'s.
 async fn create_event(client: &Client, ns: &str, ev: &Event) -> kube::Result<()> {
     let body = event_body(ev).map_err(kube::Error::SerdeError)?;
-    let req = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
-        .create(&PostParams::default(), body)
-        .map_err(kube::Error::BuildRequest)?;
-    client.request_text(req).await.map(drop)
+    client.request_text(event_post(ns, body)?).await.map(drop)
+}
+
+/// The `POST` of an Event in `ns`: the request of `Api::<Event>::namespaced(ns).create` with
+/// default `PostParams` (kube-core's `Request::create` on `<Event as Resource>::url_path`:
+/// `/apis/events.k8s.io/v1/namespaces/{ns}/events?`, content type `application/json`), its
+/// URL written in one allocation instead of three `format!`s and a query serializer.
+///
+/// # Errors
+/// The URL is no URI (kube-core's `BuildRequest`, as from `Request::create`).
+fn event_post(ns: &str, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    const PREFIX: &str = "/apis/events.k8s.io/v1/namespaces/";
+    const SUFFIX: &str = "/events?";
+    let mut url = String::with_capacity(PREFIX.len() + ns.len() + SUFFIX.len());
+    url.push_str(PREFIX);
+    url.push_str(ns);
+    url.push_str(SUFFIX);
+    json_post(url, body)
+}
+
+/// `POST url` with a JSON `body`, as kube-core's `Request::create*` builds it (the
+/// `Content-Type: application/json` header and nothing else).
+///
+/// # Errors
+/// `url` is no URI (kube-core's `BuildRequest`).
+pub(super) fn json_post(url: String, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    http::Request::post(url)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .map_err(|e| kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e)))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use kube::api::PostParams;
 
     /// The event of upstream's tests: regarding `baz/foo` (uid `bar`) `.spec.containers[1]`,
     /// related `.spec.containers[0]`, controller `eventTest`, action `started`, reason `test`.
@@ -1060,6 +1089,41 @@ mod tests {
                 String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap()),
                 "the resourceVersion is cleared"
             );
+        }
+    }
+
+    /// The request of an Event's `POST` is kube-core's `Request::create` on
+    /// `<Event as Resource>::url_path` with default `PostParams` (as before [`event_post`]):
+    /// method, URI, headers, body; and a namespace that makes no URI fails both ways.
+    #[test]
+    fn event_post_is_kube_cores_create() {
+        for ns in [
+            "default",
+            "kube-system",
+            "a.b-c",
+            "ns%20x",
+            "é",
+            "has space",
+            "q?x",
+            "",
+        ] {
+            let body = br#"{"kind":"Event"}"#.to_vec();
+            let want = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
+                .create(&PostParams::default(), body.clone());
+            let got = event_post(ns, body);
+            match (got, want) {
+                (Ok(got), Ok(want)) => {
+                    assert_eq!(got.method(), want.method(), "{ns}");
+                    assert_eq!(got.uri(), want.uri(), "{ns}");
+                    assert_eq!(got.headers(), want.headers(), "{ns}");
+                    assert_eq!(got.version(), want.version(), "{ns}");
+                    assert_eq!(got.body(), want.body(), "{ns}");
+                }
+                (Err(got), Err(want)) => {
+                    assert_eq!(got.to_string(), kube::Error::BuildRequest(want).to_string());
+                }
+                (got, want) => panic!("{ns:?}: {got:?} vs {want:?}"),
+            }
         }
     }
 
