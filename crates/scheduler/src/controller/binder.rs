@@ -2,14 +2,11 @@
 //! `pods/binding` write ([`ApiBinder`]) and an extender's bind ([`ExtenderBinder`]), each behind
 //! the leadership fence; and [`BindOutcome`], what a binding task reports back.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use election::LeadershipGuard;
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1 as core;
 use kube::Client;
-use kube::api::PostParams;
 use tracing::{debug, warn};
 
 use super::ratelimit::RateLimiter;
@@ -213,7 +210,8 @@ async fn bind(
 /// The JSON of the `core::Binding` of `pod` to `node` with this replica's annotations (the GPU
 /// devices too when given): byte for byte what `serde_json::to_vec` makes of that object, but
 /// serialised from a borrowed view ([`BindingView`]) instead of building the object (eight
-/// `String`s and a map of owned strings) per bound pod.
+/// `String`s and a map of owned strings) per bound pod, into a buffer sized once: the only
+/// heap allocations are that buffer and, with GPU devices, their list.
 ///
 /// # Errors
 /// serde_json's error (none is expected: every field is a string).
@@ -224,37 +222,79 @@ fn binding_body(
     term: &election::LeaderTerm,
     identity: &str,
 ) -> serde_json::Result<Vec<u8>> {
-    let transitions = term.lease_transitions.to_string();
+    let mut transitions = [0u8; 11];
+    let transitions = decimal(term.lease_transitions, &mut transitions);
     let gpu_list = gpu.map(|idx| {
-        let list: Vec<String> = idx.iter().map(u32::to_string).collect();
-        list.join(",")
+        use std::fmt::Write;
+        let mut list = String::with_capacity(idx.len() * 3);
+        for (i, d) in idx.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            // Writing to a String cannot fail.
+            let _ = write!(list, "{sep}{d}");
+        }
+        list
     });
-    let mut annotations = BTreeMap::from([
+    let lease_uid = term.lease_uid.as_deref().unwrap_or_default();
+    let mut entries = [
         (ANNOTATION_SCHEDULED_BY, identity),
+        (ANNOTATION_LEASE_UID, lease_uid),
+        (ANNOTATION_LEASE_TRANSITIONS, transitions),
         (
-            ANNOTATION_LEASE_UID,
-            term.lease_uid.as_deref().unwrap_or_default(),
+            ANNOTATION_GPU_INDEXES,
+            gpu_list.as_deref().unwrap_or_default(),
         ),
-        (ANNOTATION_LEASE_TRANSITIONS, transitions.as_str()),
-    ]);
-    if let Some(list) = &gpu_list {
-        annotations.insert(ANNOTATION_GPU_INDEXES, list);
-    }
-    serde_json::to_vec(&BindingView {
-        api_version: "v1",
-        kind: "Binding",
-        metadata: BindingMeta {
-            annotations,
-            name: &pod.name,
-            namespace: &pod.namespace,
-            uid: &pod.uid,
-        },
-        target: NodeReference {
+    ];
+    let annotations = &mut entries[..if gpu_list.is_some() { 4 } else { 3 }];
+    // A `BTreeMap`'s order (the keys are distinct constants).
+    annotations.sort_unstable_by_key(|(k, _)| *k);
+    // The JSON of the Binding with every string empty is 262 bytes (297 with the GPU
+    // annotation); strings needing escapes grow the buffer.
+    let estimate = 300
+        + pod.name.len()
+        + pod.namespace.len()
+        + pod.uid.len()
+        + node.len()
+        + annotations.iter().map(|(_, v)| v.len()).sum::<usize>();
+    let mut body = Vec::with_capacity(estimate);
+    serde_json::to_writer(
+        &mut body,
+        &BindingView {
             api_version: "v1",
-            kind: "Node",
-            name: node,
+            kind: "Binding",
+            metadata: BindingMeta {
+                annotations: Annotations(annotations),
+                name: &pod.name,
+                namespace: &pod.namespace,
+                uid: &pod.uid,
+            },
+            target: NodeReference {
+                api_version: "v1",
+                kind: "Node",
+                name: node,
+            },
         },
-    })
+    )?;
+    Ok(body)
+}
+
+/// `v.to_string()` written into `buf`, without a heap allocation.
+fn decimal(v: i32, buf: &mut [u8; 11]) -> &str {
+    let mut n = v.unsigned_abs();
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        start -= 1;
+        buf[start] = b'-';
+    }
+    // Digits and a sign are ASCII.
+    std::str::from_utf8(&buf[start..]).unwrap_or_default()
 }
 
 /// A `v1.Binding` borrowed from the pod, the node and the Lease term: the fields
@@ -269,15 +309,24 @@ struct BindingView<'a> {
     target: NodeReference<'a>,
 }
 
-/// [`BindingView`]'s `metadata`: annotations (sorted, as a `BTreeMap`), name, namespace, and
-/// the uid when known.
+/// [`BindingView`]'s `metadata`: annotations (sorted by key, as a `BTreeMap` of them), name,
+/// namespace, and the uid when known.
 #[derive(serde::Serialize)]
 struct BindingMeta<'a> {
-    annotations: BTreeMap<&'a str, &'a str>,
+    annotations: Annotations<'a>,
     name: &'a str,
     namespace: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     uid: &'a str,
+}
+
+/// Annotations as a JSON object, in the order given (sorted by [`binding_body`]).
+struct Annotations<'a>(&'a [(&'a str, &'a str)]);
+
+impl serde::Serialize for Annotations<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
 }
 
 /// [`BindingView`]'s `target`: the node.
@@ -294,13 +343,37 @@ struct NodeReference<'a> {
 /// `Status` of a created Binding, which nothing reads). A failure is the API's `Status`
 /// ([`kube::Error::Api`]), as from `Api::create_subresource`.
 async fn post_binding(client: &Client, pod: &PodInfo, body: Vec<u8>) -> kube::Result<()> {
-    let url = <core::Pod as kube::Resource>::url_path(&(), Some(&pod.namespace));
-    let mut req = kube::core::Request::new(url)
-        .create_subresource("binding", &pod.name, &PostParams::default(), body)
-        .map_err(kube::Error::BuildRequest)?;
+    let mut req = binding_post(&pod.namespace, &pod.name, body)?;
     // The request's name in the client's trace span, as `Api::create_subresource` names it.
     req.extensions_mut().insert("create_subresource");
     client.request_text(req).await.map(drop)
+}
+
+/// The `POST` of pod `ns/name`'s Binding: kube-core's `Request::create_subresource("binding",
+/// name, &PostParams::default(), body)` on `<Pod as Resource>::url_path` (`/api/v1/namespaces/
+/// {ns}/pods/{name}/binding?`, content type `application/json`), its URL written in one
+/// allocation instead of four `format!`s and a query serializer.
+///
+/// # Errors
+/// An empty name (kube-core's validation error) or a URL that is no URI (`BuildRequest`), as
+/// from `create_subresource`.
+fn binding_post(ns: &str, name: &str, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    const PREFIX: &str = "/api/v1/namespaces/";
+    const PODS: &str = "/pods/";
+    const SUFFIX: &str = "/binding?";
+    if name.is_empty() {
+        return Err(kube::Error::BuildRequest(
+            kube::core::request::Error::Validation("A non-empty name is required".into()),
+        ));
+    }
+    let mut url =
+        String::with_capacity(PREFIX.len() + ns.len() + PODS.len() + name.len() + SUFFIX.len());
+    url.push_str(PREFIX);
+    url.push_str(ns);
+    url.push_str(PODS);
+    url.push_str(name);
+    url.push_str(SUFFIX);
+    super::events::json_post(url, body)
 }
 
 #[cfg(test)]
@@ -315,6 +388,8 @@ mod tests {
     use crate::controller::events;
     use crate::controller::ratelimit::ApiClients;
     use crate::controller::report::record_scheduled;
+    use k8s_openapi::api::core::v1 as core;
+    use kube::api::PostParams;
 
     /// The node of kube-apiserver's "already assigned" conflict, as `pods/binding` words it.
     #[test]
@@ -386,6 +461,13 @@ mod tests {
                 lease_resource_version: Some("12".into()),
             },
             election::LeaderTerm {
+                lease_uid: Some(String::new()),
+                lease_transitions: i32::MIN,
+                identity: "me".into(),
+                acquired_at: tokio::time::Instant::now(),
+                lease_resource_version: None,
+            },
+            election::LeaderTerm {
                 lease_uid: None,
                 lease_transitions: -1,
                 identity: "me".into(),
@@ -413,6 +495,77 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The request of a Binding's `POST` is kube-core's `Request::create_subresource` on the
+    /// pods' `url_path` with default `PostParams` (as before [`binding_post`]): method, URI,
+    /// headers, body; names and namespaces that make no URI, and an empty name, fail both ways.
+    #[test]
+    fn binding_post_is_kube_cores_create_subresource() {
+        let words = [
+            "p-0",
+            "default",
+            "a.b-c",
+            "x%20y",
+            "é",
+            "has space",
+            "q?x",
+            "",
+        ];
+        for ns in words {
+            for name in words {
+                let body = br#"{"kind":"Binding"}"#.to_vec();
+                let want = kube::core::Request::new(<core::Pod as kube::Resource>::url_path(
+                    &(),
+                    Some(ns),
+                ))
+                .create_subresource(
+                    "binding",
+                    name,
+                    &PostParams::default(),
+                    body.clone(),
+                );
+                let got = binding_post(ns, name, body);
+                match (got, want) {
+                    (Ok(got), Ok(want)) => {
+                        assert_eq!(got.method(), want.method(), "{ns}/{name}");
+                        assert_eq!(got.uri(), want.uri(), "{ns}/{name}");
+                        assert_eq!(got.headers(), want.headers(), "{ns}/{name}");
+                        assert_eq!(got.version(), want.version(), "{ns}/{name}");
+                        assert_eq!(got.body(), want.body(), "{ns}/{name}");
+                    }
+                    (Err(got), Err(want)) => assert_eq!(
+                        got.to_string(),
+                        kube::Error::BuildRequest(want).to_string(),
+                        "{ns}/{name}"
+                    ),
+                    (got, want) => panic!("{ns:?}/{name:?}: {got:?} vs {want:?}"),
+                }
+            }
+        }
+    }
+
+    /// [`decimal`] writes what `to_string` writes, at both ends of the range and around zero.
+    #[test]
+    fn decimal_is_to_string() {
+        for v in [
+            0,
+            1,
+            -1,
+            7,
+            9,
+            10,
+            -10,
+            99,
+            100,
+            12_345,
+            i32::MAX,
+            i32::MIN,
+            i32::MIN + 1,
+        ] {
+            let mut buf = [0u8; 11];
+            assert_eq!(decimal(v, &mut buf), v.to_string());
         }
     }
 

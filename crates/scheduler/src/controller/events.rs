@@ -37,7 +37,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
 use tokio::time::Instant;
 use tracing::debug;
@@ -108,8 +108,9 @@ fn key_parts(e: &Event) -> KeyParts<'_> {
 
 #[derive(Debug, Clone)]
 struct Cached {
-    /// The Event as first written (name, namespace, note of the first occurrence).
-    event: Event,
+    /// The Event as first written (name, namespace, note of the first occurrence), shared
+    /// with its `POST` ([`EventWrite::Create`]) instead of copied for it.
+    event: Arc<Event>,
     /// When it was first recorded (for singletons' expiry).
     first: Instant,
     /// `(count, last observed)` once a series.
@@ -117,10 +118,13 @@ struct Cached {
 }
 
 /// A write the cache asks for.
+// A patch carries its own Event (the cached one with its series), a create shares the
+// cache's: writes are made one at a time as they come, so the size of the larger is no cost.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventWrite {
-    /// `POST` a new Event.
-    Create(Event),
+    /// `POST` a new Event (the one the cache holds).
+    Create(Arc<Event>),
     /// Strategic merge `PATCH` of `series` on an existing Event; if it is gone, create
     /// `event` (which carries the series).
     PatchSeries(Event),
@@ -134,11 +138,14 @@ pub struct SeriesCache {
     events: HashMap<u64, Vec<Cached>>,
     /// Events cached (over every bucket).
     len: usize,
-    hasher: std::hash::RandomState,
+    /// The key's hasher: foldhash (randomly seeded, as the scheduler's other maps keyed by
+    /// pod names), a fraction of SipHash's cost over the key's dozen strings; colliding keys
+    /// share a bucket, so a collision costs a comparison, never a wrong series.
+    hasher: foldhash::fast::RandomState,
 }
 
 fn with_series(c: &Cached) -> Event {
-    let mut e = c.event.clone();
+    let mut e = Event::clone(&c.event);
     if let Some((count, _, at)) = c.series {
         e.series = Some(EventSeries {
             count,
@@ -155,7 +162,12 @@ impl SeriesCache {
         use std::hash::BuildHasher;
         let key = key_parts(&event);
         let hash = self.hasher.hash_one(key);
-        let bucket = self.events.entry(hash).or_default();
+        // One slot: buckets almost always hold one event (a `Vec`'s first growth would
+        // reserve four).
+        let bucket = self
+            .events
+            .entry(hash)
+            .or_insert_with(|| Vec::with_capacity(1));
         if let Some(c) = bucket.iter_mut().find(|c| key_parts(&c.event) == key) {
             return match &mut c.series {
                 Some((count, last, at)) => {
@@ -170,6 +182,7 @@ impl SeriesCache {
                 }
             };
         }
+        let event = Arc::new(event);
         bucket.push(Cached {
             event: event.clone(),
             first: now,
@@ -330,7 +343,7 @@ impl EventRecorder {
         let now = Timestamp::now();
         Event {
             metadata: ObjectMeta {
-                name: Some(format!("{}.{:x}", about.name, now.as_nanosecond())),
+                name: Some(event_name(about.name, now.as_nanosecond())),
                 namespace: Some(about.namespace),
                 ..Default::default()
             },
@@ -459,55 +472,268 @@ impl EventRecorder {
         if !admit().await {
             return;
         }
-        let (ev, patch) = match w {
-            EventWrite::Create(ev) => (ev, false),
-            EventWrite::PatchSeries(ev) => (ev, true),
-        };
-        let ns = ev.metadata.namespace.clone().unwrap_or_default();
-        let name = ev.metadata.name.clone().unwrap_or_default();
-        if patch {
-            let api = Api::<Event>::namespaced(self.client.clone(), &ns);
-            let body = serde_json::json!({"series": ev.series});
-            match api
-                .patch(&name, &PatchParams::default(), &Patch::Strategic(&body))
-                .await
-            {
-                Ok(_) => return,
-                Err(kube::Error::Api(s)) if s.code == 404 => {}
-                Err(e) => {
-                    debug!(error = %e, event = %name, "Patching event series failed");
+        let ev = match w {
+            EventWrite::Create(ev) => ev,
+            EventWrite::PatchSeries(mut ev) => {
+                let ns = ev.metadata.namespace.as_deref().unwrap_or_default();
+                let name = ev.metadata.name.as_deref().unwrap_or_default();
+                let api = Api::<Event>::namespaced(self.client.clone(), ns);
+                let body = serde_json::json!({"series": ev.series});
+                match api
+                    .patch(name, &PatchParams::default(), &Patch::Strategic(&body))
+                    .await
+                {
+                    Ok(_) => return,
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    Err(e) => {
+                        debug!(error = %e, event = %name, "Patching event series failed");
+                        return;
+                    }
+                }
+                // A second request: admitted on its own (the fence may have failed meanwhile).
+                if !admit().await {
                     return;
                 }
+                ev.metadata.resource_version = None;
+                Arc::new(ev)
             }
-        }
-        // A second request: admitted on its own (the fence may have failed meanwhile).
-        if patch && !admit().await {
-            return;
-        }
-        let mut ev = ev;
-        ev.metadata.resource_version = None;
-        if let Err(e) = create_event(&self.client, &ns, &ev).await {
+        };
+        // The cache's Event as is, unless it carries a resourceVersion (none of ours does:
+        // cleared as before, on a copy).
+        let ev = if ev.metadata.resource_version.is_some() {
+            let mut copy = Event::clone(&ev);
+            copy.metadata.resource_version = None;
+            Arc::new(copy)
+        } else {
+            ev
+        };
+        let ns = ev.metadata.namespace.as_deref().unwrap_or_default();
+        if let Err(e) = create_event(&self.client, ns, &ev).await {
+            let name = ev.metadata.name.as_deref().unwrap_or_default();
             debug!(error = %e, event = %name, reason = ?ev.reason, "Recording event failed");
         }
     }
 }
 
+/// `<object>.<hex nanoseconds>`, client-go's `generateEvent` name: what
+/// `format!("{object}.{nanos:x}")` writes (the hex of an `i128` is that of its two's complement
+/// bits), in one allocation of the right size without the formatting machinery.
+fn event_name(object: &str, nanos: i128) -> String {
+    let mut bits = nanos.cast_unsigned();
+    let mut digits = [0u8; 32];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b"0123456789abcdef"[(bits & 0xf) as usize];
+        bits >>= 4;
+        if bits == 0 {
+            break;
+        }
+    }
+    let hex = &digits[start..];
+    let mut name = String::with_capacity(object.len() + 1 + hex.len());
+    name.push_str(object);
+    name.push('.');
+    // Hex digits are ASCII.
+    name.push_str(std::str::from_utf8(hex).unwrap_or_default());
+    name
+}
+
+/// The JSON body of `ev`'s `POST`: byte for byte `serde_json::to_vec(ev)` (k8s-openapi's
+/// `Event` serialisation), written through [`EventJson`] into a buffer sized once from the
+/// event's strings instead of one grown from 128 bytes by reallocations.
+///
+/// # Errors
+/// serde_json's error (none is expected).
+fn event_body(ev: &Event) -> serde_json::Result<Vec<u8>> {
+    fn len(s: &Option<String>) -> usize {
+        s.as_ref().map_or(0, String::len)
+    }
+    fn ref_len(r: &Option<core::ObjectReference>) -> usize {
+        r.as_ref().map_or(0, |r| {
+            // The field names and punctuation of a full reference, and its strings.
+            120 + len(&r.api_version)
+                + len(&r.kind)
+                + len(&r.namespace)
+                + len(&r.name)
+                + len(&r.uid)
+                + len(&r.field_path)
+                + len(&r.resource_version)
+        })
+    }
+    // The field names, punctuation, eventTime and the metadata's names (the usual fields:
+    // anything else the buffer grows for).
+    let estimate = 320
+        + len(&ev.metadata.name)
+        + len(&ev.metadata.namespace)
+        + len(&ev.action)
+        + len(&ev.reason)
+        + len(&ev.note)
+        + len(&ev.type_)
+        + len(&ev.reporting_controller)
+        + len(&ev.reporting_instance)
+        + ref_len(&ev.regarding)
+        + ref_len(&ev.related);
+    let mut body = Vec::with_capacity(estimate);
+    serde_json::to_writer(&mut body, &EventJson(ev))?;
+    Ok(body)
+}
+
+/// An `Event` serialised as k8s-openapi serialises it (the same fields, in the same order,
+/// through the same `Serialize` impls), except `eventTime`, written by [`WireMicroTime`]
+/// without the `strftime` parse and the `String` of k8s-openapi's `MicroTime`.
+struct EventJson<'a>(&'a Event);
+
+impl serde::Serialize for EventJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let e = self.0;
+        let n = |present: bool| usize::from(present);
+        let mut state = serializer.serialize_struct(
+            <Event as k8s_openapi::Resource>::KIND,
+            3 + n(e.action.is_some())
+                + n(e.deprecated_count.is_some())
+                + n(e.deprecated_first_timestamp.is_some())
+                + n(e.deprecated_last_timestamp.is_some())
+                + n(e.deprecated_source.is_some())
+                + n(e.event_time.is_some())
+                + n(e.note.is_some())
+                + n(e.reason.is_some())
+                + n(e.regarding.is_some())
+                + n(e.related.is_some())
+                + n(e.reporting_controller.is_some())
+                + n(e.reporting_instance.is_some())
+                + n(e.series.is_some())
+                + n(e.type_.is_some()),
+        )?;
+        state.serialize_field("apiVersion", <Event as k8s_openapi::Resource>::API_VERSION)?;
+        state.serialize_field("kind", <Event as k8s_openapi::Resource>::KIND)?;
+        if let Some(v) = &e.action {
+            state.serialize_field("action", v)?;
+        }
+        if let Some(v) = &e.deprecated_count {
+            state.serialize_field("deprecatedCount", v)?;
+        }
+        if let Some(v) = &e.deprecated_first_timestamp {
+            state.serialize_field("deprecatedFirstTimestamp", v)?;
+        }
+        if let Some(v) = &e.deprecated_last_timestamp {
+            state.serialize_field("deprecatedLastTimestamp", v)?;
+        }
+        if let Some(v) = &e.deprecated_source {
+            state.serialize_field("deprecatedSource", v)?;
+        }
+        if let Some(v) = &e.event_time {
+            state.serialize_field("eventTime", &WireMicroTime(v))?;
+        }
+        state.serialize_field("metadata", &e.metadata)?;
+        if let Some(v) = &e.note {
+            state.serialize_field("note", v)?;
+        }
+        if let Some(v) = &e.reason {
+            state.serialize_field("reason", v)?;
+        }
+        if let Some(v) = &e.regarding {
+            state.serialize_field("regarding", v)?;
+        }
+        if let Some(v) = &e.related {
+            state.serialize_field("related", v)?;
+        }
+        if let Some(v) = &e.reporting_controller {
+            state.serialize_field("reportingController", v)?;
+        }
+        if let Some(v) = &e.reporting_instance {
+            state.serialize_field("reportingInstance", v)?;
+        }
+        if let Some(v) = &e.series {
+            state.serialize_field("series", v)?;
+        }
+        if let Some(v) = &e.type_ {
+            state.serialize_field("type", v)?;
+        }
+        state.end()
+    }
+}
+
+/// A `MicroTime` as k8s-openapi writes it (`%Y-%m-%dT%H:%M:%S%.6fZ` in UTC, the fraction
+/// truncated to microseconds), formatted by hand for the years 1000 to 9999 and by
+/// k8s-openapi itself otherwise.
+struct WireMicroTime<'a>(&'a MicroTime);
+
+impl serde::Serialize for WireMicroTime<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let t = k8s_openapi::jiff::tz::Offset::UTC.to_datetime(self.0.0);
+        let Ok(year) = u32::try_from(t.year()) else {
+            return serde::Serialize::serialize(self.0, serializer);
+        };
+        if !(1000..=9999).contains(&year) {
+            return serde::Serialize::serialize(self.0, serializer);
+        }
+        // Every field is non-negative in a civil datetime.
+        let field = |v: i8| u32::try_from(v).unwrap_or_default();
+        let micros = u32::try_from(t.subsec_nanosecond() / 1000).unwrap_or_default();
+        let mut out = *b"0000-00-00T00:00:00.000000Z";
+        let mut put = |at: usize, width: usize, mut v: u32| {
+            for i in (at..at + width).rev() {
+                out[i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, 4, year);
+        put(5, 2, field(t.month()));
+        put(8, 2, field(t.day()));
+        put(11, 2, field(t.hour()));
+        put(14, 2, field(t.minute()));
+        put(17, 2, field(t.second()));
+        put(20, 6, micros);
+        // Digits and ASCII punctuation.
+        let text = std::str::from_utf8(&out).unwrap_or_default();
+        serializer.serialize_newtype_struct("MicroTime", text)
+    }
+}
+
 /// `POST` an Event without decoding the created object the API server answers with (nothing
 /// reads it; decoding it was a noticeable share of the scheduler's CPU per bound pod). Errors
-/// are the API's `Status`, as with [`Api::create`]. The URL is `Api::<Event>::namespaced`'s
-/// (`/apis/events.k8s.io/v1/namespaces/{ns}/events`), without cloning the client into an `Api`.
+/// are the API's `Status`, as with [`Api::create`]. The request is [`event_post`]'s.
 async fn create_event(client: &Client, ns: &str, ev: &Event) -> kube::Result<()> {
-    let body = serde_json::to_vec(ev).map_err(kube::Error::SerdeError)?;
-    let req = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
-        .create(&PostParams::default(), body)
-        .map_err(kube::Error::BuildRequest)?;
-    client.request_text(req).await.map(drop)
+    let body = event_body(ev).map_err(kube::Error::SerdeError)?;
+    client.request_text(event_post(ns, body)?).await.map(drop)
+}
+
+/// The `POST` of an Event in `ns`: the request of `Api::<Event>::namespaced(ns).create` with
+/// default `PostParams` (kube-core's `Request::create` on `<Event as Resource>::url_path`:
+/// `/apis/events.k8s.io/v1/namespaces/{ns}/events?`, content type `application/json`), its
+/// URL written in one allocation instead of three `format!`s and a query serializer.
+///
+/// # Errors
+/// The URL is no URI (kube-core's `BuildRequest`, as from `Request::create`).
+fn event_post(ns: &str, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    const PREFIX: &str = "/apis/events.k8s.io/v1/namespaces/";
+    const SUFFIX: &str = "/events?";
+    let mut url = String::with_capacity(PREFIX.len() + ns.len() + SUFFIX.len());
+    url.push_str(PREFIX);
+    url.push_str(ns);
+    url.push_str(SUFFIX);
+    json_post(url, body)
+}
+
+/// `POST url` with a JSON `body`, as kube-core's `Request::create*` builds it (the
+/// `Content-Type: application/json` header and nothing else).
+///
+/// # Errors
+/// `url` is no URI (kube-core's `BuildRequest`).
+pub(super) fn json_post(url: String, body: Vec<u8>) -> kube::Result<http::Request<Vec<u8>>> {
+    http::Request::post(url)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .map_err(|e| kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e)))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use kube::api::PostParams;
 
     /// The event of upstream's tests: regarding `baz/foo` (uid `bar`) `.spec.containers[1]`,
     /// related `.spec.containers[0]`, controller `eventTest`, action `started`, reason `test`.
@@ -559,7 +785,7 @@ mod tests {
         let wall = Timestamp::now();
         let ev = expected_event();
         let first = c.record(ev.clone(), now, wall);
-        assert_eq!(first, Some(EventWrite::Create(ev)));
+        assert_eq!(first, Some(EventWrite::Create(ev.into())));
 
         let isomorphic = expected_event();
         let w = c.record(isomorphic, now, wall).unwrap();
@@ -572,7 +798,7 @@ mod tests {
         let mut non_isomorphic = expected_event();
         non_isomorphic.action = Some("stopped".into());
         let w = c.record(non_isomorphic.clone(), now, wall).unwrap();
-        assert_eq!(w, EventWrite::Create(non_isomorphic));
+        assert_eq!(w, EventWrite::Create(non_isomorphic.into()));
         assert_eq!(series_count(&w), None);
 
         let mut other_note = expected_event();
@@ -686,11 +912,219 @@ mod tests {
         // Not admitted: nothing is sent.
         seen.lock().unwrap().clear();
         recorder
-            .write(EventWrite::Create(expected_event()), || {
+            .write(EventWrite::Create(expected_event().into()), || {
                 std::future::ready(false)
             })
             .await;
         assert!(seen.lock().unwrap().is_empty());
+    }
+
+    /// The event name is `format!("{object}.{nanos:x}")`, the way it was built before
+    /// [`event_name`], for every sign and width of the nanoseconds.
+    #[test]
+    fn event_name_is_the_formatted_one() {
+        let mut nanos = vec![0, 1, -1, 15, 16, 255, i128::MIN, i128::MAX, i128::MIN + 1];
+        let mut x: i128 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200 {
+            x = x
+                .wrapping_mul(0x5851_f42d_4c95_7f2d)
+                .wrapping_add(0x14057b7ef767814f);
+            nanos.extend([x, x >> 64, x >> 100, -(x >> 70)]);
+        }
+        nanos.push(Timestamp::now().as_nanosecond());
+        for n in nanos {
+            for object in ["p", "", "pod-é"] {
+                assert_eq!(event_name(object, n), format!("{object}.{n:x}"));
+            }
+        }
+    }
+
+    /// [`event_body`] is byte for byte `serde_json::to_vec` of the Event (k8s-openapi's
+    /// serialisation, as the `POST` body was written before): every field set or not,
+    /// strings needing escapes, and event times over the years (whole seconds, the last
+    /// nanosecond of a second, before the epoch, the years k8s-openapi formats itself).
+    #[test]
+    fn event_body_is_serde_jsons_event() {
+        use k8s_openapi::api::core::v1::EventSource;
+        let odd = "q\"uo\\te\n\u{1}\u{7f}é🙂/<>&";
+        let mut times: Vec<Timestamp> = [
+            0,
+            1,
+            -1,
+            999_999_999,
+            1_000_000_000,
+            1_764_658_800_123_456_789,
+            1_764_658_800_000_000_000,
+            1_764_658_799_999_999_999,
+            -1_000_000_000_000_000_000,
+        ]
+        .into_iter()
+        .map(|n| Timestamp::from_nanosecond(n).unwrap())
+        .collect();
+        for year in [-9999, -1, 0, 1, 999, 1000, 1999, 2026, 9999] {
+            let dt = k8s_openapi::jiff::civil::date(year, 6, 30).at(23, 59, 59, 999_999_999);
+            times.push(
+                dt.to_zoned(k8s_openapi::jiff::tz::TimeZone::UTC)
+                    .unwrap()
+                    .timestamp(),
+            );
+            let dt = k8s_openapi::jiff::civil::date(year, 7, 1).at(0, 0, 0, 1_000);
+            times.push(
+                dt.to_zoned(k8s_openapi::jiff::tz::TimeZone::UTC)
+                    .unwrap()
+                    .timestamp(),
+            );
+        }
+        times.extend([Timestamp::MIN, Timestamp::MAX, Timestamp::now()]);
+        let mut x: i64 = 0x1234_5678;
+        for _ in 0..300 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let secs = x.rem_euclid(253_402_300_799);
+            let nanos = i32::try_from((x >> 7).rem_euclid(1_000_000_000)).unwrap();
+            times.push(Timestamp::new(secs, nanos).unwrap());
+        }
+        let mut events = Vec::new();
+        for (i, t) in times.iter().enumerate() {
+            let mut ev = expected_event();
+            ev.event_time = Some(MicroTime(*t));
+            match i % 4 {
+                0 => {}
+                1 => {
+                    ev.related = None;
+                    ev.series = Some(EventSeries {
+                        count: 7,
+                        last_observed_time: MicroTime(*t),
+                    });
+                    ev.metadata.resource_version = Some("12".into());
+                }
+                2 => {
+                    ev.note = Some(odd.into());
+                    ev.metadata.name = Some(odd.into());
+                    ev.metadata.namespace = Some(odd.into());
+                    ev.reporting_instance = Some(odd.into());
+                    ev.deprecated_count = Some(3);
+                    ev.deprecated_first_timestamp =
+                        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(*t));
+                    ev.deprecated_last_timestamp =
+                        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(*t));
+                    ev.deprecated_source = Some(EventSource {
+                        component: Some("c".into()),
+                        host: Some(odd.into()),
+                    });
+                }
+                _ => {
+                    ev.event_time = None;
+                    ev.action = None;
+                    ev.reason = None;
+                    ev.note = None;
+                    ev.regarding = None;
+                    ev.related = None;
+                    ev.type_ = None;
+                    ev.reporting_controller = None;
+                }
+            }
+            events.push(ev);
+        }
+        events.push(Event::default());
+        for ev in &events {
+            let want = serde_json::to_vec(ev).unwrap();
+            let got = event_body(ev).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            );
+        }
+    }
+
+    /// The `POST` of a created Event carries `serde_json::to_vec` of that Event (as before the
+    /// write shared the cache's copy and sized its buffer), at the events URL of its
+    /// namespace; the `Scheduled` event of a pod named by its identity is the one built from
+    /// the pod object.
+    #[tokio::test]
+    async fn created_event_is_posted_as_serde_json_writes_it() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let svc = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+            let log = log.clone();
+            async move {
+                let (parts, body) = req.into_parts();
+                let bytes = http_body_util::BodyExt::collect(body)
+                    .await
+                    .unwrap()
+                    .to_bytes();
+                log.lock()
+                    .unwrap()
+                    .push((parts.method, parts.uri.to_string(), bytes.to_vec()));
+                let resp = http::Response::builder()
+                    .status(201)
+                    .header("content-type", "application/json")
+                    .body(http_body_util::Full::new(bytes::Bytes::from_static(
+                        br#"{"kind":"Event","apiVersion":"events.k8s.io/v1"}"#,
+                    )))
+                    .unwrap();
+                Ok::<_, std::convert::Infallible>(resp)
+            }
+        });
+        let recorder = EventRecorder::new(Client::new(svc, "default"), "sched".into(), "me".into());
+        let ev = expected_event();
+        recorder
+            .write(EventWrite::Create(ev.clone().into()), || {
+                std::future::ready(true)
+            })
+            .await;
+        let mut with_version = ev.clone();
+        with_version.metadata.resource_version = Some("9".into());
+        recorder
+            .write(EventWrite::Create(with_version.into()), || {
+                std::future::ready(true)
+            })
+            .await;
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2);
+        for (method, uri, body) in &seen {
+            assert_eq!(*method, http::Method::POST);
+            assert_eq!(uri, "/apis/events.k8s.io/v1/namespaces/baz/events?");
+            assert_eq!(
+                String::from_utf8_lossy(body),
+                String::from_utf8_lossy(&serde_json::to_vec(&ev).unwrap()),
+                "the resourceVersion is cleared"
+            );
+        }
+    }
+
+    /// The request of an Event's `POST` is kube-core's `Request::create` on
+    /// `<Event as Resource>::url_path` with default `PostParams` (as before [`event_post`]):
+    /// method, URI, headers, body; and a namespace that makes no URI fails both ways.
+    #[test]
+    fn event_post_is_kube_cores_create() {
+        for ns in [
+            "default",
+            "kube-system",
+            "a.b-c",
+            "ns%20x",
+            "é",
+            "has space",
+            "q?x",
+            "",
+        ] {
+            let body = br#"{"kind":"Event"}"#.to_vec();
+            let want = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
+                .create(&PostParams::default(), body.clone());
+            let got = event_post(ns, body);
+            match (got, want) {
+                (Ok(got), Ok(want)) => {
+                    assert_eq!(got.method(), want.method(), "{ns}");
+                    assert_eq!(got.uri(), want.uri(), "{ns}");
+                    assert_eq!(got.headers(), want.headers(), "{ns}");
+                    assert_eq!(got.version(), want.version(), "{ns}");
+                    assert_eq!(got.body(), want.body(), "{ns}");
+                }
+                (Err(got), Err(want)) => {
+                    assert_eq!(got.to_string(), kube::Error::BuildRequest(want).to_string());
+                }
+                (got, want) => panic!("{ns:?}: {got:?} vs {want:?}"),
+            }
+        }
     }
 
     /// Singletons leave the cache `finishTime` after they were recorded; a series not yet
