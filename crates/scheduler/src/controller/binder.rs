@@ -222,8 +222,8 @@ fn binding_body(
     term: &election::LeaderTerm,
     identity: &str,
 ) -> serde_json::Result<Vec<u8>> {
-    let mut transitions = [0u8; 11];
-    let transitions = decimal(term.lease_transitions, &mut transitions);
+    let mut transitions = itoa::Buffer::new();
+    let transitions = transitions.format(term.lease_transitions);
     let gpu_list = gpu.map(|idx| {
         use std::fmt::Write;
         let mut list = String::with_capacity(idx.len() * 3);
@@ -275,26 +275,6 @@ fn binding_body(
         },
     )?;
     Ok(body)
-}
-
-/// `v.to_string()` written into `buf`, without a heap allocation.
-fn decimal(v: i32, buf: &mut [u8; 11]) -> &str {
-    let mut n = v.unsigned_abs();
-    let mut start = buf.len();
-    loop {
-        start -= 1;
-        buf[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        start -= 1;
-        buf[start] = b'-';
-    }
-    // Digits and a sign are ASCII.
-    std::str::from_utf8(&buf[start..]).unwrap_or_default()
 }
 
 /// A `v1.Binding` borrowed from the pod, the node and the Lease term: the fields
@@ -543,29 +523,6 @@ mod tests {
                     (got, want) => panic!("{ns:?}/{name:?}: {got:?} vs {want:?}"),
                 }
             }
-        }
-    }
-
-    /// [`decimal`] writes what `to_string` writes, at both ends of the range and around zero.
-    #[test]
-    fn decimal_is_to_string() {
-        for v in [
-            0,
-            1,
-            -1,
-            7,
-            9,
-            10,
-            -10,
-            99,
-            100,
-            12_345,
-            i32::MAX,
-            i32::MIN,
-            i32::MIN + 1,
-        ] {
-            let mut buf = [0u8; 11];
-            assert_eq!(decimal(v, &mut buf), v.to_string());
         }
     }
 

@@ -342,42 +342,13 @@ pub fn url_template(path: &str) -> String {
     out
 }
 
-/// Where [`push_url_template`] writes: a `String`, or a [`UrlLabel`] on the stack.
-trait PushStr {
-    fn push_str(&mut self, s: &str);
-}
-
-impl PushStr for String {
-    fn push_str(&mut self, s: &str) {
-        String::push_str(self, s);
-    }
-}
-
-/// The non-empty `/`-separated segments of a path, in one pass over its bytes (what
-/// `path.split('/').filter(|s| !s.is_empty())` yields).
-#[derive(Clone)]
-struct Segments<'a>(&'a str);
-
-impl<'a> Iterator for Segments<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let rest = self.0.trim_start_matches('/');
-        let end = rest.bytes().position(|b| b == b'/').unwrap_or(rest.len());
-        let (seg, tail) = rest.split_at(end);
-        self.0 = tail;
-        (!seg.is_empty()).then_some(seg)
-    }
-}
-
-/// [`url_template`] of `path` appended to `out`, without a buffer of its own, in one pass over
-/// the path's segments.
-fn push_url_template(out: &mut impl PushStr, path: &str) {
-    fn seg(out: &mut impl PushStr, s: &str) {
-        out.push_str("/");
+/// [`url_template`] of `path` appended to `out`, without a buffer of its own.
+fn push_url_template(out: &mut String, path: &str) {
+    fn seg(out: &mut String, s: &str) {
+        out.push('/');
         out.push_str(s);
     }
-    let mut segs = Segments(path);
+    let mut segs = path.split('/').filter(|s| !s.is_empty());
     let prefix = match segs.clone().next() {
         Some("api") => 2,
         Some("apis") => 3,
@@ -389,78 +360,27 @@ fn push_url_template(out: &mut impl PushStr, path: &str) {
     for s in segs.by_ref().take(prefix) {
         seg(out, s);
     }
+    let len = segs.clone().count();
     let Some(first) = segs.next() else {
         return;
     };
-    match (first, segs.next()) {
+    if first == "namespaces" && len >= 2 {
         // namespaces/{namespace}[/resource[/{name}[/sub...]]]; `namespaces/x` alone is
         // the Namespace object itself.
-        ("namespaces", Some(_namespace)) => {
-            seg(out, "namespaces");
-            let Some(resource) = segs.next() else {
-                seg(out, "{name}");
-                return;
-            };
-            seg(out, "{namespace}");
+        seg(out, "namespaces");
+        let _namespace = segs.next();
+        seg(out, if len == 2 { "{name}" } else { "{namespace}" });
+        if let Some(resource) = segs.next() {
             seg(out, resource);
-            if segs.next().is_none() {
-                return;
-            }
         }
+    } else {
         // Cluster-scoped: resource[/{name}[/sub...]].
-        (resource, name) => {
-            seg(out, resource);
-            if name.is_none() {
-                return;
-            }
-        }
+        seg(out, first);
     }
-    seg(out, "{name}");
-    for s in segs {
-        seg(out, s);
-    }
-}
-
-/// Bytes of a [`UrlLabel`] kept on the stack: a server URL and an API path template of usual
-/// length (`https://10.0.0.1:6443/apis/events.k8s.io/v1/namespaces/{namespace}/events` is 77).
-const URL_LABEL_INLINE: usize = 160;
-
-/// The `url` label of one request (server URL and path template), built without a heap
-/// allocation when it fits in [`URL_LABEL_INLINE`] bytes, in a `String` otherwise.
-enum UrlLabel {
-    Inline([u8; URL_LABEL_INLINE], usize),
-    Heap(String),
-}
-
-impl UrlLabel {
-    fn new() -> UrlLabel {
-        UrlLabel::Inline([0; URL_LABEL_INLINE], 0)
-    }
-
-    fn as_str(&self) -> &str {
-        match self {
-            // Only whole `&str`s are pushed, so the bytes are UTF-8.
-            UrlLabel::Inline(buf, len) => std::str::from_utf8(&buf[..*len]).unwrap_or_default(),
-            UrlLabel::Heap(s) => s,
-        }
-    }
-}
-
-impl PushStr for UrlLabel {
-    fn push_str(&mut self, s: &str) {
-        match self {
-            UrlLabel::Inline(buf, len) => {
-                if let Some(dst) = buf.get_mut(*len..*len + s.len()) {
-                    dst.copy_from_slice(s.as_bytes());
-                    *len += s.len();
-                } else {
-                    let mut heap = String::with_capacity(*len + s.len() + 32);
-                    heap.push_str(std::str::from_utf8(&buf[..*len]).unwrap_or_default());
-                    heap.push_str(s);
-                    *self = UrlLabel::Heap(heap);
-                }
-            }
-            UrlLabel::Heap(h) => h.push_str(s),
+    if segs.next().is_some() {
+        seg(out, "{name}");
+        for s in segs {
+            seg(out, s);
         }
     }
 }
@@ -508,13 +428,13 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        // Per request: the boxed future alone; the url label is built on the stack (a
-        // `String` only past `URL_LABEL_INLINE` bytes), the method is an `http::Method` (no
-        // allocation for the standard ones), the code the status' own text.
+        // Per request: one String (the url label) and the boxed future; the method is an
+        // `http::Method` (no allocation for the standard ones), the code the status' own text.
         let method = req.method().clone();
-        let mut url = UrlLabel::new();
+        let path = req.uri().path();
+        let mut url = String::with_capacity(self.layer.base.len() + path.len() + 24);
         url.push_str(&self.layer.base);
-        push_url_template(&mut url, req.uri().path());
+        push_url_template(&mut url, path);
         let layer = self.layer.clone();
         let started = Instant::now();
         let fut = self.inner.call(req);
@@ -730,91 +650,6 @@ mod tests {
         ] {
             assert_eq!(url_template(path), want, "{path}");
         }
-    }
-
-    /// The template as it was computed before the one-pass [`push_url_template`] (three walks
-    /// over `split('/')`): the reference the new one is checked against.
-    fn url_template_before(path: &str) -> String {
-        fn seg(out: &mut String, s: &str) {
-            out.push('/');
-            out.push_str(s);
-        }
-        let mut out = String::new();
-        let mut segs = path.split('/').filter(|s| !s.is_empty());
-        let prefix = match segs.clone().next() {
-            Some("api") => 2,
-            Some("apis") => 3,
-            _ => return path.to_string(),
-        };
-        for s in segs.by_ref().take(prefix) {
-            seg(&mut out, s);
-        }
-        let len = segs.clone().count();
-        let Some(first) = segs.next() else {
-            return out;
-        };
-        if first == "namespaces" && len >= 2 {
-            seg(&mut out, "namespaces");
-            let _namespace = segs.next();
-            seg(&mut out, if len == 2 { "{name}" } else { "{namespace}" });
-            if let Some(resource) = segs.next() {
-                seg(&mut out, resource);
-            }
-        } else {
-            seg(&mut out, first);
-        }
-        if segs.next().is_some() {
-            seg(&mut out, "{name}");
-            for s in segs {
-                seg(&mut out, s);
-            }
-        }
-        out
-    }
-
-    /// Every path of up to five segments from a small vocabulary (API prefixes, `namespaces`,
-    /// names, a non-ASCII one, empty segments from doubled, leading and trailing slashes) has
-    /// the template it had before the one-pass rewrite, built in a `String` and in a
-    /// [`UrlLabel`], inline and spilled to the heap.
-    #[test]
-    fn url_template_is_the_one_before_for_every_short_path() {
-        const WORDS: [&str; 9] = [
-            "",
-            "api",
-            "apis",
-            "v1",
-            "namespaces",
-            "ns",
-            "pods",
-            "p",
-            "é",
-        ];
-        // Past the inline bytes from the start, and spilling in the middle of the template.
-        let long_base = format!("https://{}:6443", "h".repeat(URL_LABEL_INLINE));
-        let mid_base = format!("https://{}:6443", "h".repeat(URL_LABEL_INLINE - 30));
-        let mut checked = 0;
-        for n in 0..=5u32 {
-            for mut i in 0..WORDS.len().pow(n) {
-                let mut words = Vec::new();
-                for _ in 0..n {
-                    words.push(WORDS[i % WORDS.len()]);
-                    i /= WORDS.len();
-                }
-                let joined = words.join("/");
-                for path in [joined.clone(), format!("/{joined}"), format!("/{joined}/")] {
-                    let want = url_template_before(&path);
-                    assert_eq!(url_template(&path), want, "{path:?}");
-                    for base in ["https://10.0.0.1:6443", &mid_base, &long_base] {
-                        let mut label = UrlLabel::new();
-                        label.push_str(base);
-                        push_url_template(&mut label, &path);
-                        assert_eq!(label.as_str(), format!("{base}{want}"), "{path:?}");
-                    }
-                    checked += 1;
-                }
-            }
-        }
-        assert_eq!(checked, 3 * (1 + 9 + 81 + 729 + 6561 + 59049));
     }
 
     #[tokio::test]
