@@ -643,39 +643,25 @@ impl serde::Serialize for EventJson<'_> {
 }
 
 /// A `MicroTime` as k8s-openapi writes it (`%Y-%m-%dT%H:%M:%S%.6fZ` in UTC, the fraction
-/// truncated to microseconds), formatted by hand for the years 1000 to 9999 and by
-/// k8s-openapi itself otherwise.
+/// truncated to microseconds), printed by jiff's RFC 3339 printer at six digits for the years
+/// 1000 to 9999 (k8s-openapi parses its `strftime` pattern for every event) and by k8s-openapi
+/// itself otherwise.
 struct WireMicroTime<'a>(&'a MicroTime);
 
 impl serde::Serialize for WireMicroTime<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let t = k8s_openapi::jiff::tz::Offset::UTC.to_datetime(self.0.0);
-        let Ok(year) = u32::try_from(t.year()) else {
-            return serde::Serialize::serialize(self.0, serializer);
-        };
-        if !(1000..=9999).contains(&year) {
+        use k8s_openapi::jiff::fmt::temporal::DateTimePrinter;
+        const PRINTER: DateTimePrinter = DateTimePrinter::new().precision(Some(6));
+        let year = k8s_openapi::jiff::tz::Offset::UTC
+            .to_datetime(self.0.0)
+            .year();
+        // `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
+        let mut text = String::with_capacity(27);
+        if !(1000..=9999).contains(&year) || PRINTER.print_timestamp(&self.0.0, &mut text).is_err()
+        {
             return serde::Serialize::serialize(self.0, serializer);
         }
-        // Every field is non-negative in a civil datetime.
-        let field = |v: i8| u32::try_from(v).unwrap_or_default();
-        let micros = u32::try_from(t.subsec_nanosecond() / 1000).unwrap_or_default();
-        let mut out = *b"0000-00-00T00:00:00.000000Z";
-        let mut put = |at: usize, width: usize, mut v: u32| {
-            for i in (at..at + width).rev() {
-                out[i] = b'0' + (v % 10) as u8;
-                v /= 10;
-            }
-        };
-        put(0, 4, year);
-        put(5, 2, field(t.month()));
-        put(8, 2, field(t.day()));
-        put(11, 2, field(t.hour()));
-        put(14, 2, field(t.minute()));
-        put(17, 2, field(t.second()));
-        put(20, 6, micros);
-        // Digits and ASCII punctuation.
-        let text = std::str::from_utf8(&out).unwrap_or_default();
-        serializer.serialize_newtype_struct("MicroTime", text)
+        serializer.serialize_newtype_struct("MicroTime", &text)
     }
 }
 
