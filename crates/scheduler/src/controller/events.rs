@@ -568,7 +568,7 @@ fn event_body(ev: &Event) -> serde_json::Result<Vec<u8>> {
 
 /// An `Event` serialised as k8s-openapi serialises it (the same fields, in the same order,
 /// through the same `Serialize` impls), except `eventTime`, written by [`WireMicroTime`]
-/// without the `strftime` parse and the `String` of k8s-openapi's `MicroTime`.
+/// without k8s-openapi's per-event parse of its `strftime` pattern.
 struct EventJson<'a>(&'a Event);
 
 impl serde::Serialize for EventJson<'_> {
