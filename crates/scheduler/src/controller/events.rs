@@ -473,7 +473,14 @@ impl EventRecorder {
             return;
         }
         let ev = match w {
-            EventWrite::Create(ev) => ev,
+            // The cache's Event as is: ours carry no resourceVersion (one that did is created
+            // without it, on a copy, as after a patch below).
+            EventWrite::Create(ev) if ev.metadata.resource_version.is_none() => ev,
+            EventWrite::Create(ev) => {
+                let mut copy = Event::clone(&ev);
+                copy.metadata.resource_version = None;
+                Arc::new(copy)
+            }
             EventWrite::PatchSeries(mut ev) => {
                 let ns = ev.metadata.namespace.as_deref().unwrap_or_default();
                 let name = ev.metadata.name.as_deref().unwrap_or_default();
@@ -497,15 +504,6 @@ impl EventRecorder {
                 ev.metadata.resource_version = None;
                 Arc::new(ev)
             }
-        };
-        // The cache's Event as is, unless it carries a resourceVersion (none of ours does:
-        // cleared as before, on a copy).
-        let ev = if ev.metadata.resource_version.is_some() {
-            let mut copy = Event::clone(&ev);
-            copy.metadata.resource_version = None;
-            Arc::new(copy)
-        } else {
-            ev
         };
         let ns = ev.metadata.namespace.as_deref().unwrap_or_default();
         if let Err(e) = create_event(&self.client, ns, &ev).await {

@@ -371,10 +371,11 @@ pub async fn run(
         // `sched-handler-sync` passes before leader election starts).
         let synced = s.synced();
         s.list_barrier_once_synced(synced);
-        if current.is_some()
-            && synced
+        // The guard read above serves the cycle: its `check` at the binding fences it as a
+        // fresh one would.
+        if synced
             && s.barrier.is_none()
-            && let Some(guard) = leader.leadership()
+            && let Some(guard) = leading
             && let Some(qp) = s.h.queue.pop()
         {
             s.schedule_one(qp, guard);
