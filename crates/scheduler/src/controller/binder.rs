@@ -506,22 +506,11 @@ mod tests {
                     &PostParams::default(),
                     body.clone(),
                 );
-                let got = binding_post(ns, name, body);
-                match (got, want) {
-                    (Ok(got), Ok(want)) => {
-                        assert_eq!(got.method(), want.method(), "{ns}/{name}");
-                        assert_eq!(got.uri(), want.uri(), "{ns}/{name}");
-                        assert_eq!(got.headers(), want.headers(), "{ns}/{name}");
-                        assert_eq!(got.version(), want.version(), "{ns}/{name}");
-                        assert_eq!(got.body(), want.body(), "{ns}/{name}");
-                    }
-                    (Err(got), Err(want)) => assert_eq!(
-                        got.to_string(),
-                        kube::Error::BuildRequest(want).to_string(),
-                        "{ns}/{name}"
-                    ),
-                    (got, want) => panic!("{ns:?}/{name:?}: {got:?} vs {want:?}"),
-                }
+                events::assert_same_post(
+                    binding_post(ns, name, body),
+                    want,
+                    &format!("{ns}/{name}"),
+                );
             }
         }
     }

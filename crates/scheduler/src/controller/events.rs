@@ -700,6 +700,32 @@ pub(super) fn json_post(url: String, body: Vec<u8>) -> kube::Result<http::Reques
         .map_err(|e| kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e)))
 }
 
+/// Test support for the hand-built POSTs ([`event_post`], `binder::binding_post`): `got` is
+/// the request kube-core built as `want` (method, URI, headers, version, body), or both failed
+/// with the same error; `what` names the case in a failure.
+#[cfg(test)]
+pub(super) fn assert_same_post(
+    got: kube::Result<http::Request<Vec<u8>>>,
+    want: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    what: &str,
+) {
+    match (got, want) {
+        (Ok(got), Ok(want)) => {
+            assert_eq!(got.method(), want.method(), "{what}");
+            assert_eq!(got.uri(), want.uri(), "{what}");
+            assert_eq!(got.headers(), want.headers(), "{what}");
+            assert_eq!(got.version(), want.version(), "{what}");
+            assert_eq!(got.body(), want.body(), "{what}");
+        }
+        (Err(got), Err(want)) => assert_eq!(
+            got.to_string(),
+            kube::Error::BuildRequest(want).to_string(),
+            "{what}"
+        ),
+        (got, want) => panic!("{what:?}: {got:?} vs {want:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -1062,20 +1088,7 @@ mod tests {
             let body = br#"{"kind":"Event"}"#.to_vec();
             let want = kube::core::Request::new(<Event as Resource>::url_path(&(), Some(ns)))
                 .create(&PostParams::default(), body.clone());
-            let got = event_post(ns, body);
-            match (got, want) {
-                (Ok(got), Ok(want)) => {
-                    assert_eq!(got.method(), want.method(), "{ns}");
-                    assert_eq!(got.uri(), want.uri(), "{ns}");
-                    assert_eq!(got.headers(), want.headers(), "{ns}");
-                    assert_eq!(got.version(), want.version(), "{ns}");
-                    assert_eq!(got.body(), want.body(), "{ns}");
-                }
-                (Err(got), Err(want)) => {
-                    assert_eq!(got.to_string(), kube::Error::BuildRequest(want).to_string());
-                }
-                (got, want) => panic!("{ns:?}: {got:?} vs {want:?}"),
-            }
+            assert_same_post(event_post(ns, body), want, ns);
         }
     }
 
