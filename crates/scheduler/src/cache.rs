@@ -248,6 +248,15 @@ impl Cache {
         self.pods.get(key).map(|e| e.state)
     }
 
+    /// The pod cached under `key` (`namespace/name`) once the watch confirmed it (Added, parked
+    /// included); `None` when assumed or not cached.
+    pub fn added_pod(&self, key: &str) -> Option<&Arc<PodInfo>> {
+        self.pods
+            .get(key)
+            .filter(|e| matches!(e.state, PodState::Added))
+            .map(|e| &e.pod)
+    }
+
     /// The node `key` (`namespace/name`) is on (or parked for).
     pub fn pod_node(&self, key: &str) -> Option<&str> {
         self.pods.get(key).map(|e| e.node.as_str())

@@ -246,14 +246,58 @@ impl EventHandlers {
     /// Returns whether keeping turned on: the nodes and assigned pods cached so far have no
     /// object (they were decoded without it), so the caller restarts their watches and
     /// awaits the relists ([`EventHandlers::expect_relist`]) before a scheduling cycle may
-    /// send them to an extender. Turned off, the objects held stay until their next update
-    /// (nothing reads them).
+    /// send them to an extender. Turned off, the objects held are dropped at once
+    /// ([`EventHandlers::drop_kept_objects`]): nothing reads them any more.
     pub(super) fn set_kept_objects(&mut self, keep: bool) -> bool {
         if keep == self.keep_objects.is_some() {
             return false;
         }
         self.keep_objects = keep.then(KeepsObjects::new);
+        if !keep {
+            self.drop_kept_objects();
+        }
         keep
+    }
+
+    /// Keeping turned off: every cached node and assigned pod is replaced by itself without
+    /// its API object, as the watches will deliver them from now on. Without this, a reload
+    /// that removed the last extender that is not `nodeCacheCapable` left the objects of the
+    /// whole cluster in memory (about 1.2 GB at 5,000 nodes and 150,000 pods, issue 12) until
+    /// each object's next update, which for a bound pod may never come. Each node is rebuilt
+    /// from its object and each pod re-added, as a watch update that changed nothing would
+    /// be (the same accounting, no queue move); the pending pods keep theirs (they always
+    /// do). Nodes and pods already without an object are left alone.
+    fn drop_kept_objects(&mut self) {
+        let nodes: Vec<Arc<core::Node>> = self
+            .cache
+            .snapshot()
+            .nodes()
+            .iter()
+            .filter_map(|n| n.object.clone())
+            .collect();
+        for n in nodes {
+            // A cached node was built from this object, so it builds again.
+            if let Ok(ni) =
+                crate::model::NodeInfo::from_node_without_object(Arc::unwrap_or_clone(n))
+            {
+                self.cache.update_node(ni);
+            }
+        }
+        for (key, pi) in &mut self.assigned {
+            if pi.object.is_some() {
+                let slim = Arc::new(PodInfo::clone(pi).without_object());
+                // Re-added only where the cache holds this very pod (not one it refused, nor
+                // a newer incarnation assumed before this one's deletion arrived).
+                if self
+                    .cache
+                    .added_pod(key)
+                    .is_some_and(|c| Arc::ptr_eq(c, pi))
+                {
+                    let _ = self.cache.update_pod(slim.clone());
+                }
+                *pi = slim;
+            }
+        }
     }
 
     /// The watch of `kind` was restarted ([`super::watch::Watches::restart`] returned
@@ -1059,9 +1103,32 @@ mod tests {
         assert_eq!(cached.len(), 1);
         assert_eq!(cached[0].object(), Some(&assigned));
 
-        // Turned off again: no relist asked for.
+        // Turned off again: no relist asked for, and the objects held are dropped at once
+        // (not at each object's next update, which for a bound pod may never come), the
+        // accounting unchanged; a pending pod keeps its object.
+        h.handle(
+            WatchMsg::PendingPod(WatchEvent::Apply(w(pod("p", None)))),
+            now,
+        );
+        let before = h.cache.snapshot().node("n1").unwrap().clone();
         assert!(!h.set_kept_objects(false));
         assert!(h.synced());
+        assert!(object(&h).is_none(), "the node's object is dropped");
+        assert!(!h.assigned["default/a"].object.is_some());
+        let snapshot = h.cache.snapshot();
+        let n1 = snapshot.node("n1").unwrap();
+        assert_eq!(n1.pods.len(), 1);
+        assert!(
+            !n1.pods[0].object.is_some(),
+            "the cached pod's object is dropped"
+        );
+        assert!(Arc::ptr_eq(&n1.pods[0], &h.assigned["default/a"]));
+        assert_eq!(
+            (&n1.allocatable, &n1.requested, &n1.labels),
+            (&before.allocatable, &before.requested, &before.labels)
+        );
+        assert_eq!(h.cache.pod_state("default/a"), Some(PodState::Added));
+        assert!(h.pending["default/p"].object.is_some());
     }
 
     /// A relist that no longer lists an object deletes it: a node gone while the watch was
