@@ -4,9 +4,12 @@
 //! directions: neither takes a held, unexpired lease; each takes a released or expired one.
 //! Also: our followers watch the Lease by name over HTTP and list again after a 410.
 //!
-//! Real time, fast profile (6 s / 4 s / 1 s) on both sides; bounds are behaviour checks
-//! ("not before expiry", "as released, not at expiry"), the exact ones are pinned on the paused
-//! clock in `crates/election/tests/elector.rs`.
+//! Real time, fast profile (6 s / 4 s / 1 s) on both sides, except that a holder that will
+//! release holds a lease of an hour ([`LONG_LEASE`]): a follower that takes it within the
+//! test's wait can only have taken it as released, whatever the machine's load, and the taker
+//! is shown to have replaced the release itself (its write's resourceVersion precondition).
+//! The expiry checks are lower bounds ("not before expiry"), which a slow machine cannot break;
+//! the exact timings are pinned on the paused clock in `crates/election/tests/elector.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, SystemTime};
@@ -24,8 +27,26 @@ use tests::replica::{LEASE_DURATION, LEASE_NAME, LEASE_NAMESPACE, fast_election}
 
 const WAIT: Duration = Duration::from_secs(20);
 
+/// The lease duration of a holder that will release: no follower's wait comes near it, so only
+/// the release can hand its lease over within the test.
+const LONG_LEASE: Duration = Duration::from_secs(3600);
+
+/// The fast profile, with [`LONG_LEASE`] when `long`.
+fn election_config(id: &str, long: bool) -> LeaderElectionConfig {
+    let mut config = fast_election(id);
+    if long {
+        config.lease_duration = LONG_LEASE;
+    }
+    config
+}
+
 fn ours(api: &ApiServer, id: &str) -> LeaderElectorHandle {
-    let config: LeaderElectionConfig = fast_election(id);
+    ours_with(api, id, false)
+}
+
+/// Our elector, holding [`LONG_LEASE`] when `long`.
+fn ours_with(api: &ApiServer, id: &str, long: bool) -> LeaderElectorHandle {
+    let config = election_config(id, long);
     let lock = KubeLeaseLock::new(api.client(id), LEASE_NAMESPACE, LEASE_NAME);
     LeaderElector::new(config, lock, ElectionMetrics::unregistered())
         .unwrap()
@@ -33,7 +54,12 @@ fn ours(api: &ApiServer, id: &str) -> LeaderElectorHandle {
 }
 
 fn client_go(api: &ApiServer, id: &str, seed: u64) -> ClientGoCandidate {
-    let cfg = fast_election(id);
+    client_go_with(api, id, seed, false)
+}
+
+/// A client-go candidate, holding [`LONG_LEASE`] when `long`.
+fn client_go_with(api: &ApiServer, id: &str, seed: u64, long: bool) -> ClientGoCandidate {
+    let cfg = election_config(id, long);
     ClientGoCandidate::spawn(
         api.client(id),
         ClientGoConfig {
@@ -94,6 +120,17 @@ fn elapsed(from: SystemTime, to: SystemTime) -> Duration {
     to.duration_since(from).unwrap_or_default()
 }
 
+/// `acq` replaced the Lease as `prior` left it: its update's resourceVersion precondition is
+/// the one `prior` produced (the taker read that record and nothing came between).
+fn replaced(acq: &WriteRecord, prior: &WriteRecord) -> bool {
+    let precondition = acq
+        .request
+        .as_ref()
+        .and_then(|r| r.pointer("/metadata/resourceVersion"))
+        .and_then(|v| v.as_str());
+    precondition.is_some() && precondition == prior.resource_version.as_deref()
+}
+
 /// For `window`, `follower` never leads and writes no Lease while `holder` keeps it.
 async fn follows_for(
     api: &ApiServer,
@@ -142,7 +179,7 @@ fn assert_micro_times(api: &ApiServer) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ours_follow_a_client_go_holder_and_take_its_released_lease_and_it_ours_expired() {
     let api = ApiServer::start().await;
-    let go1 = client_go(&api, "client-go-1", 1);
+    let go1 = client_go_with(&api, "client-go-1", 1, true);
     wait_for("client-go-1 leads", WAIT, || go1.is_leading()).await;
     let r1 = ours(&api, "ours-1");
     follows_for(
@@ -162,16 +199,19 @@ async fn ours_follow_a_client_go_holder_and_take_its_released_lease_and_it_ours_
     });
     assert!(watched, "ours-1 watches Lease {LEASE_NAME} by name");
 
-    // client-go releases (ReleaseOnCancel): ours takes it as released, not at expiry.
+    // client-go releases (ReleaseOnCancel): ours takes it as released (its hour-long lease
+    // cannot have expired), replacing the release.
     let before = transitions(&api);
     go1.shutdown();
     go1.join().await.unwrap();
     let release = lease_writes(&api, "client-go-1").pop().unwrap();
     wait_for("ours-1 leads", WAIT, || r1.is_leading()).await;
     let acq = acquisition(&api, "ours-1");
-    let gap = elapsed(release.at, acq.at);
-    eprintln!("ours-1 acquired {gap:?} after client-go-1's release");
-    assert!(gap < LEASE_DURATION, "{gap:?}: not taken as released");
+    eprintln!(
+        "ours-1 acquired {:?} after client-go-1's release",
+        elapsed(release.at, acq.at)
+    );
+    assert!(replaced(&acq, &release), "not taken as released");
     assert_eq!(holder(&api), "ours-1");
     assert_eq!(transitions(&api), before + 1);
 
@@ -201,7 +241,7 @@ async fn ours_follow_a_client_go_holder_and_take_its_released_lease_and_it_ours_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_go_follows_our_holder_and_takes_our_released_lease_and_we_its_expired() {
     let api = ApiServer::start().await;
-    let r1 = ours(&api, "ours-1");
+    let r1 = ours_with(&api, "ours-1", true);
     wait_for("ours-1 leads", WAIT, || r1.is_leading()).await;
     let go1 = client_go(&api, "client-go-1", 3);
     follows_for(
@@ -213,7 +253,8 @@ async fn client_go_follows_our_holder_and_takes_our_released_lease_and_we_its_ex
     )
     .await;
 
-    // We release on shutdown: client-go takes it at its next poll, not at expiry.
+    // We release on shutdown: client-go takes it at its next poll (our hour-long lease cannot
+    // have expired), replacing the release.
     let before = transitions(&api);
     r1.shutdown();
     assert_eq!(
@@ -226,9 +267,11 @@ async fn client_go_follows_our_holder_and_takes_our_released_lease_and_we_its_ex
     assert_eq!(spec["leaseDurationSeconds"], 1);
     wait_for("client-go-1 leads", WAIT, || go1.is_leading()).await;
     let acq = acquisition(&api, "client-go-1");
-    let gap = elapsed(release.at, acq.at);
-    eprintln!("client-go-1 acquired {gap:?} after ours-1's release");
-    assert!(gap < LEASE_DURATION, "{gap:?}: not taken as released");
+    eprintln!(
+        "client-go-1 acquired {:?} after ours-1's release",
+        elapsed(release.at, acq.at)
+    );
+    assert!(replaced(&acq, &release), "not taken as released");
     assert_eq!(transitions(&api), before + 1);
 
     // Our follower never takes client-go's held lease, and takes it once it expired.
@@ -257,7 +300,7 @@ async fn client_go_follows_our_holder_and_takes_our_released_lease_and_we_its_ex
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_whose_watch_cannot_resume_lists_again_and_still_sees_the_release() {
     let api = ApiServer::start().await;
-    let r1 = ours(&api, "ours-1");
+    let r1 = ours_with(&api, "ours-1", true);
     wait_for("ours-1 leads", WAIT, || r1.is_leading()).await;
     let r2 = ours(&api, "ours-2");
     let lease_calls = |verb: &str| {
@@ -300,15 +343,24 @@ async fn a_follower_whose_watch_cannot_resume_lists_again_and_still_sees_the_rel
     assert!(!r2.is_leading());
     assert!(api.get::<Node>("", "n").is_some());
 
-    // The new watch sees the release.
+    // The new watch sees the release (ours-1's lease is an hour long, and ours-2 does not poll
+    // while its watch is up: only the watch's event can hand it over within the wait).
     tokio::time::sleep(Duration::from_secs(1)).await;
     r1.shutdown();
     r1.join().await.unwrap();
     let release = lease_writes(&api, "ours-1").pop().unwrap();
     wait_for("ours-2 leads", WAIT, || r2.is_leading()).await;
-    let gap = elapsed(release.at, acquisition(&api, "ours-2").at);
-    eprintln!("ours-2 acquired {gap:?} after the release");
-    assert!(gap < LEASE_DURATION, "{gap:?}: not taken as released");
+    let acq = acquisition(&api, "ours-2");
+    eprintln!(
+        "ours-2 acquired {:?} after the release",
+        elapsed(release.at, acq.at)
+    );
+    assert!(replaced(&acq, &release), "not taken as released");
+    assert_eq!(
+        lease_calls("get"),
+        0,
+        "taken from the watch's event, not a poll"
+    );
     r2.abort();
     api.shutdown().await;
 }
