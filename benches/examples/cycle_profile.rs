@@ -5,7 +5,9 @@
 //! `Algorithm::schedule` inclusive count by the pod count. A third argument sets the
 //! `parallelism` (default 1: callgrind runs one thread at a time anyway); a fourth, `openb`,
 //! schedules on the heterogeneous openb nodes (`benches::openb_snapshot`) instead of the
-//! template ones (`template` keeps them); a fifth repeats the whole run that many times on a
+//! template ones (`template` keeps them), and `openb-tolerating` schedules pods that tolerate
+//! the openb nodes' `NoSchedule` taint there (`benches::tolerating_perf_pods`: GPU pods on GPU
+//! nodes tainted for them); a fifth repeats the whole run that many times on a
 //! fresh copy of the cluster (default 1), so that `perf record` sees mostly cycles.
 //!
 //! It prints the time the cycles took (the cycle and assuming the pod, not building the
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 use benches::reference::SoaNodes;
 use benches::{
     openb_snapshot, perf_pods, perf_snapshot, reference_allocatable, reference_pod, sample_policy,
+    tolerating_perf_pods,
 };
 use scheduler::framework::Framework;
 use scheduler::schedule_one::Algorithm;
@@ -28,7 +31,9 @@ fn main() {
     let nodes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5000);
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(2000);
     let parallelism: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
-    let openb = args.next().is_some_and(|a| a == "openb");
+    let nodes_kind = args.next().unwrap_or_default();
+    let openb = nodes_kind.starts_with("openb");
+    let tolerating = nodes_kind == "openb-tolerating";
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1).max(1);
     let Ok(fwk) = Framework::from_policy(&sample_policy()) else {
         eprintln!("the sample policy does not build");
@@ -39,7 +44,11 @@ fn main() {
     } else {
         perf_snapshot(nodes)
     };
-    let pods = perf_pods(count);
+    let pods = if tolerating {
+        tolerating_perf_pods(count)
+    } else {
+        perf_pods(count)
+    };
     let mut algo = Algorithm::new(100, 1);
     algo.set_parallelism(parallelism);
     let mut best = Duration::MAX;

@@ -117,6 +117,30 @@ pub fn perf_pods(n: usize) -> Vec<Arc<PodInfo>> {
         .collect()
 }
 
+/// `n` perf pods that tolerate the `NoSchedule` taint of [`openb_nodes`]
+/// (`mini-scheduler.io/bench`, operator `Exists`): GPU pods on GPU nodes tainted for them,
+/// which every such node admits.
+///
+/// # Panics
+/// Never for the fixed template.
+#[allow(clippy::expect_used)]
+pub fn tolerating_perf_pods(n: usize) -> Vec<Arc<PodInfo>> {
+    (0..n)
+        .map(|i| {
+            let mut p = perf_pod(i, "mini-scheduler");
+            if let Some(spec) = p.spec.as_mut() {
+                spec.tolerations = Some(vec![core::Toleration {
+                    key: Some("mini-scheduler.io/bench".into()),
+                    operator: Some("Exists".into()),
+                    effect: Some("NoSchedule".into()),
+                    ..Default::default()
+                }]);
+            }
+            Arc::new(PodInfo::from_pod(p).expect("valid pod"))
+        })
+        .collect()
+}
+
 /// The sample policy's predicates and priorities plus the topology plugins:
 /// `EvenPodsSpread` + `MatchInterPodAffinity`, `InterPodAffinityPriority` (1) and
 /// `EvenPodsSpreadPriority` (2), as v1.22's defaults weigh them.

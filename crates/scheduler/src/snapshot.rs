@@ -426,6 +426,17 @@ impl Snapshot {
                 .any(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)))
     }
 
+    /// Whether `pod` tolerates every `NoSchedule`/`NoExecute` taint of the nodes: then
+    /// TaintToleration passes on every node (whatever its taints), and the scan need not read
+    /// the taints flag. True when no node has such a taint. Costs the distinct taints times the
+    /// pod's tolerations.
+    pub fn tolerates_every_filter_taint(&self, pod: &PodInfo) -> bool {
+        self.stats
+            .filter_taints
+            .keys()
+            .all(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)))
+    }
+
     /// Whether some node has a `NoSchedule`/`NoExecute` taint (else no node carries
     /// [`NodeHot::FILTER_TAINTS`](crate::snapshot::NodeHot::FILTER_TAINTS) and the dense
     /// scan's taint quick reject has nothing to reject).

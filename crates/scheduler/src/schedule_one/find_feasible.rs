@@ -274,6 +274,25 @@ impl Search {
                 None => break,
             }
         }
+        // TaintToleration's check is the taints flag alone.
+        let taint_only = FastCheck {
+            forbidden_flags: NodeHot::FILTER_TAINTS,
+            ..FastCheck::default()
+        };
+        // A pod that tolerates every NoSchedule/NoExecute taint the nodes carry passes
+        // TaintToleration on every node: its check would send each tainted node to the per-node
+        // filters only for them to pass it (GPU nodes tainted for the GPU pods that tolerate
+        // the taint: most nodes of such a cluster, and every pod that asks for a GPU). Its
+        // check then passes everywhere, as the plugin does.
+        if snapshot.has_filter_taints() && snapshot.tolerates_every_filter_taint(pod) {
+            for (&fi, own) in active.iter().zip(self.own.iter_mut()) {
+                if fwk.filters[fi].name() == crate::framework::plugins::taint_toleration::NAME
+                    && *own == taint_only
+                {
+                    *own = FastCheck::default();
+                }
+            }
+        }
         let combined_fast = (self.own.len() == active.len()).then(|| {
             self.own
                 .iter()
@@ -290,11 +309,8 @@ impl Search {
         let strategy = if fwk.run_all_filters {
             Strategy::RunAll
         } else if let Some(fast) = combined_fast {
-            // TaintToleration's check is the taints flag alone, and no other filter's reads it.
-            let taint_only = FastCheck {
-                forbidden_flags: NodeHot::FILTER_TAINTS,
-                ..FastCheck::default()
-            };
+            // TaintToleration's check is the taints flag alone (unless relaxed above), and no
+            // other filter's reads it.
             let mut taint = None;
             let mut others_read_taints = false;
             for (&fi, own) in active.iter().zip(&self.own) {
@@ -679,6 +695,8 @@ fn filter_one_failing_fast_check(
     failed: &mut Vec<(u32, Status)>,
     deferred: &mut Vec<(u32, u32)>,
 ) -> bool {
+    #[cfg(test)]
+    PER_NODE_FILTER_NODES.with(|n| n.set(n.get() + 1));
     let cols = filters.snapshot.columns();
     let node: &NodeInfo = &filters.snapshot.nodes()[ni as usize];
     for (&fi, own) in filters.active.iter().zip(filters.own) {
@@ -1112,6 +1130,9 @@ fn flush_taint_rejects(
 thread_local! {
     /// Tests: nodes the dense scan's taint quick reject recorded on this thread.
     pub(super) static TAINT_QUICK_REJECTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests: nodes that failed the fast check and went to the per-node filters on this
+    /// thread.
+    pub(super) static PER_NODE_FILTER_NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Fewest chunks in a round for the dense scan to offer them to the scan helpers: below it

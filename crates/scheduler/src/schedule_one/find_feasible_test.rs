@@ -67,6 +67,64 @@ fn search_stops_at_the_last_needed_feasible_node() {
     assert_eq!(algo.next_start_node_index, 100);
 }
 
+/// A pod that tolerates every NoSchedule/NoExecute taint of the nodes (GPU nodes tainted for
+/// the pods that ask for a GPU) passes TaintToleration everywhere: the search sends none of
+/// the tainted nodes to the per-node filters, and finds them all feasible, with the dense scan
+/// (one zone) and with the per-node fast check (three zones in blocks: the NodeTree order is
+/// not the index order). A pod that tolerates only one
+/// of the two taints still has its tainted nodes filtered one by one, with the same verdicts
+/// as the plugin's.
+#[test]
+fn a_pod_tolerating_every_filter_taint_skips_the_per_node_taint_check() {
+    for zones in [1, 3] {
+        let nodes: Vec<_> = (0..300)
+            .map(|i| {
+                let n = node(&format!("n{i:03}"))
+                    .allocatable(&[("cpu", "8"), ("memory", "32Gi"), ("pods", "110")])
+                    .label(
+                        "topology.kubernetes.io/zone",
+                        &format!("z{}", i * zones / 300),
+                    );
+                match i % 3 {
+                    0 => n.taint("nvidia.com/gpu", "present", "NoSchedule"),
+                    1 => n.taint("dedicated", "ml", "NoExecute"),
+                    _ => n,
+                }
+            })
+            .collect();
+        let snap = snapshot(nodes, &[]);
+        assert_eq!(snap.order_is_index(), zones == 1);
+        let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+        let mut algo = Algorithm::new(100, 1);
+        let gpu = pod("gpu")
+            .container(&[("cpu", "1"), ("memory", "1Gi")])
+            .toleration("nvidia.com/gpu", "Exists", "", "NoSchedule");
+        let both = gpu
+            .clone()
+            .toleration("dedicated", "Equal", "ml", "")
+            .info();
+        let gpu = gpu.info();
+        assert!(snap.tolerates_every_filter_taint(&both));
+        assert!(!snap.tolerates_every_filter_taint(&gpu));
+
+        let before = PER_NODE_FILTER_NODES.with(|c| c.get());
+        let r = algo.schedule(&fwk, &snap, &both, true).unwrap();
+        assert_eq!(r.feasible_nodes, 300, "{zones} zone(s)");
+        assert_eq!(PER_NODE_FILTER_NODES.with(|c| c.get()) - before, 0);
+
+        let before = PER_NODE_FILTER_NODES.with(|c| c.get());
+        let r = algo.schedule(&fwk, &snap, &gpu, true).unwrap();
+        assert_eq!(r.feasible_nodes, 200, "{zones} zone(s)");
+        let diagnosis = r.diagnosis.unwrap();
+        assert_eq!(diagnosis.len(), 100);
+        assert!(diagnosis.values().all(|reasons| reasons
+            == &["node(s) had taint {dedicated: ml}, that the pod didn't tolerate".to_string()]));
+        // The dense scan's quick reject does not apply (the pod tolerates one taint): every
+        // tainted node is checked by the filters.
+        assert_eq!(PER_NODE_FILTER_NODES.with(|c| c.get()) - before, 200);
+    }
+}
+
 /// Differential test of the combined FastCheck pass: on nodes with taints, cordons,
 /// overcommitted resources and full pod slots, the feasible set and every failed node's
 /// reasons equal running each policy filter's `filter` on each node in order.
