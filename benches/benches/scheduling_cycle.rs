@@ -21,7 +21,9 @@
 //!
 //! `sample_policy/5000_openb_nodes/all_scored/tolerating`: the same nodes, the pods tolerating
 //! their `NoSchedule` taint (`benches::tolerating_perf_pods`: GPU pods on the GPU nodes tainted
-//! for them), which every tainted node then admits.
+//! for them), which every tainted node then admits; `.../tolerating_control_plane`: the same
+//! pods on the same nodes but three, tainted for the control plane, which the pods do not
+//! tolerate (`benches::openb_control_plane_snapshot`).
 //!
 //! `reference_aos/...`, `reference_soa/...`: the reference scans (`benches::reference`: fit +
 //! LeastRequested + Balanced and nothing else, as an array of records in exact integers and as
@@ -38,8 +40,9 @@ use std::time::{Duration, Instant};
 
 use benches::reference::{AosNodes, RefPod, SoaNodes};
 use benches::{
-    openb_snapshot, perf_pods, perf_snapshot, reference_allocatable, reference_pod, sample_policy,
-    tolerating_perf_pods, topology_pods, topology_policy, topology_snapshot,
+    openb_control_plane_snapshot, openb_snapshot, perf_pods, perf_snapshot, reference_allocatable,
+    reference_pod, sample_policy, tolerating_perf_pods, topology_pods, topology_policy,
+    topology_snapshot,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use scheduler::framework::Framework;
@@ -95,6 +98,20 @@ fn bench_cycle(c: &mut Criterion) {
                 |b| {
                     b.iter_custom(|iters| {
                         timed_cycles(iters, &fwk, &tolerating, || openb_snapshot(nodes), PAR)
+                    });
+                },
+            );
+            group.bench_function(
+                format!("sample_policy/{nodes}_openb_nodes/all_scored/tolerating_control_plane"),
+                |b| {
+                    b.iter_custom(|iters| {
+                        timed_cycles(
+                            iters,
+                            &fwk,
+                            &tolerating,
+                            || openb_control_plane_snapshot(nodes),
+                            PAR,
+                        )
                     });
                 },
             );
@@ -198,6 +215,15 @@ fn summary(_c: &mut Criterion) {
     let openb_tolerating = seconds_per_pod(budget, |i| {
         timed_cycles(i, &fwk, &tolerating, || openb_snapshot(nodes), PAR)
     });
+    let openb_control_plane = seconds_per_pod(budget, |i| {
+        timed_cycles(
+            i,
+            &fwk,
+            &tolerating,
+            || openb_control_plane_snapshot(nodes),
+            PAR,
+        )
+    });
     let line = |what: &str, s: f64| {
         println!(
             "  {what:<50} {:>9.0} pods/s  {:>7.1} ns/node",
@@ -215,6 +241,10 @@ fn summary(_c: &mut Criterion) {
         "sample policy cycle, openb nodes, tolerating pods",
         openb_tolerating,
     );
+    line(
+        "  the same, 3 control-plane nodes not tolerated",
+        openb_control_plane,
+    );
     line("reference scan, records, exact integers", aos);
     line("reference scan, columns, reciprocals", soa);
     println!(
@@ -229,9 +259,10 @@ fn summary(_c: &mut Criterion) {
         cycle1 / cycle
     );
     println!(
-        "  openb / template time per pod: {:.2}x, with pods tolerating the taint {:.2}x (target <= 1.5x)",
+        "  openb / template time per pod: {:.2}x, with pods tolerating the taint {:.2}x, and control-plane nodes {:.2}x (target <= 1.5x)",
         openb / cycle,
-        openb_tolerating / cycle
+        openb_tolerating / cycle,
+        openb_control_plane / cycle
     );
     let mut prev: Option<(usize, f64)> = None;
     println!("  cost per pod against nodes (template, 4 pods a node before each reset):");

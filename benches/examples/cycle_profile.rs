@@ -7,7 +7,9 @@
 //! schedules on the heterogeneous openb nodes (`benches::openb_snapshot`) instead of the
 //! template ones (`template` keeps them), and `openb-tolerating` schedules pods that tolerate
 //! the openb nodes' `NoSchedule` taint there (`benches::tolerating_perf_pods`: GPU pods on GPU
-//! nodes tainted for them); a fifth repeats the whole run that many times on a
+//! nodes tainted for them), `openb-control-plane` the same pods on the same nodes but the first
+//! three, which carry a control-plane taint instead (`node-role.kubernetes.io/control-plane`,
+//! `NoSchedule`) that the pods do not tolerate, as a kubeadm cluster's are; a fifth repeats the whole run that many times on a
 //! fresh copy of the cluster (default 1), so that `perf record` sees mostly cycles.
 //!
 //! It prints the time the cycles took (the cycle and assuming the pod, not building the
@@ -20,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use benches::reference::SoaNodes;
 use benches::{
-    openb_snapshot, perf_pods, perf_snapshot, reference_allocatable, reference_pod, sample_policy,
-    tolerating_perf_pods,
+    openb_control_plane_snapshot, openb_snapshot, perf_pods, perf_snapshot, reference_allocatable,
+    reference_pod, sample_policy, tolerating_perf_pods,
 };
 use scheduler::framework::Framework;
 use scheduler::schedule_one::Algorithm;
@@ -33,13 +35,16 @@ fn main() {
     let parallelism: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let nodes_kind = args.next().unwrap_or_default();
     let openb = nodes_kind.starts_with("openb");
-    let tolerating = nodes_kind == "openb-tolerating";
+    let control_plane = nodes_kind == "openb-control-plane";
+    let tolerating = nodes_kind == "openb-tolerating" || control_plane;
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1).max(1);
     let Ok(fwk) = Framework::from_policy(&sample_policy()) else {
         eprintln!("the sample policy does not build");
         std::process::exit(1);
     };
-    let fresh = if openb {
+    let fresh = if control_plane {
+        openb_control_plane_snapshot(nodes)
+    } else if openb {
         openb_snapshot(nodes)
     } else {
         perf_snapshot(nodes)

@@ -317,6 +317,32 @@ pub fn openb_snapshot(nodes: usize) -> Snapshot {
     s
 }
 
+/// [`openb_snapshot`]`(nodes)` whose first three nodes carry the control-plane taint
+/// (`node-role.kubernetes.io/control-plane:NoSchedule`, as a kubeadm cluster's control-plane
+/// nodes do) instead of their own: pods that tolerate the other nodes' `NoSchedule` taint
+/// ([`tolerating_perf_pods`]) tolerate one of the cluster's taint sets and not the other.
+///
+/// # Panics
+/// Never for the bundled node list.
+#[allow(clippy::expect_used)]
+pub fn openb_control_plane_snapshot(nodes: usize) -> Snapshot {
+    let mut s = Snapshot::new();
+    for (i, mut n) in openb_nodes(nodes).into_iter().enumerate() {
+        if i < 3
+            && let Some(spec) = n.spec.as_mut()
+        {
+            spec.taints = Some(vec![core::Taint {
+                key: "node-role.kubernetes.io/control-plane".into(),
+                effect: "NoSchedule".into(),
+                ..Default::default()
+            }]);
+        }
+        s.add_node(NodeInfo::from_node(n).expect("valid node"))
+            .expect("unique node");
+    }
+    s
+}
+
 /// `(allocatable cpu millicores, memory bytes, pods)` of every node of `s`, in snapshot order,
 /// for the [`reference`] scans.
 pub fn reference_allocatable(s: &Snapshot) -> Vec<(i64, i64, i64)> {
@@ -357,5 +383,17 @@ mod tests {
         assert!(s.nodes().iter().any(|n| n.has_filter_taints));
         assert!(s.nodes_with_prefer_no_schedule_taints() > 0);
         assert!(s.node("openb-node-0000-2").is_some());
+    }
+
+    /// The tolerating pods tolerate every filter taint of the openb nodes, and with the
+    /// control-plane nodes some of the cluster's taints but not all.
+    #[test]
+    fn tolerating_pods_tolerate_the_openb_taint_and_not_the_control_plane() {
+        let pod = &tolerating_perf_pods(1)[0];
+        assert!(openb_snapshot(100).tolerates_every_filter_taint(pod));
+        let s = openb_control_plane_snapshot(100);
+        assert!(!s.tolerates_every_filter_taint(pod));
+        assert!(!s.tolerates_no_filter_taint(pod));
+        assert_eq!(s.nodes().iter().filter(|n| n.has_filter_taints).count(), 3 + 24);
     }
 }

@@ -73,9 +73,77 @@ struct NodeStats {
     prefer_avoid_pods: usize,
     /// Each distinct `NoSchedule`/`NoExecute` taint of the nodes, with how many nodes carry it.
     filter_taints: HashMap<crate::model::Taint, usize>,
+    /// The taint-set slots ([`NodeHot::TAINT_SET_FIRST`]): slot `k` holds one node's
+    /// `NoSchedule`/`NoExecute` taints (in the node's order) and how many nodes of the snapshot
+    /// carry that set in that slot; a slot is free again when none does. A node whose set found
+    /// no slot is flagged [`NodeHot::TAINT_SET_OTHER`] and keeps that flag until it is updated.
+    taint_sets: Vec<Option<(Vec<crate::model::Taint>, usize)>>,
+}
+
+/// The `NoSchedule`/`NoExecute` taints of `n`, in its order.
+fn filter_taints_of(n: &NodeInfo) -> Vec<crate::model::Taint> {
+    n.taints
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.effect,
+                Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
+            )
+        })
+        .cloned()
+        .collect()
 }
 
 impl NodeStats {
+    /// The taint-set flag of `n` entering the snapshot ([`NodeInfo::filter_taint_slot`]): the
+    /// slot holding its set of `NoSchedule`/`NoExecute` taints (counted once more), a free slot
+    /// taken for it, or [`NodeHot::TAINT_SET_OTHER`]; 0 without such taints.
+    fn take_taint_slot(&mut self, n: &NodeInfo) -> u32 {
+        if !n.has_filter_taints {
+            return 0;
+        }
+        let set = filter_taints_of(n);
+        if self.taint_sets.is_empty() {
+            self.taint_sets = vec![None; NodeHot::TAINT_SET_SLOTS as usize];
+        }
+        let slot = match self
+            .taint_sets
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|(t, _)| *t == set))
+        {
+            Some(k) => k,
+            None => match self.taint_sets.iter().position(Option::is_none) {
+                Some(k) => {
+                    self.taint_sets[k] = Some((set, 0));
+                    k
+                }
+                None => return NodeHot::TAINT_SET_OTHER,
+            },
+        };
+        if let Some((_, count)) = &mut self.taint_sets[slot] {
+            *count += 1;
+        }
+        NodeHot::TAINT_SET_FIRST << slot
+    }
+
+    /// `n` leaves the snapshot: its taint-set slot counts one node less, and is freed when it
+    /// counts none.
+    fn release_taint_slot(&mut self, n: &NodeInfo) {
+        let flag = n.filter_taint_slot;
+        if flag == 0 || flag == NodeHot::TAINT_SET_OTHER {
+            return;
+        }
+        let slot = (flag / NodeHot::TAINT_SET_FIRST).trailing_zeros() as usize;
+        if let Some(entry) = self.taint_sets.get_mut(slot)
+            && let Some((_, count)) = entry
+        {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                *entry = None;
+            }
+        }
+    }
+
     /// Count `n` in (`add`) or out of the statistics (`addNodeImageStates` /
     /// `removeNodeImageStates`).
     fn account(&mut self, n: &NodeInfo, add: bool) {
@@ -280,6 +348,8 @@ impl Snapshot {
             Some((_, members)) => members.push(idx),
             None => self.zones.push((node.zone.clone(), vec![idx])),
         }
+        let mut node = node;
+        node.filter_taint_slot = self.stats.take_taint_slot(&node);
         Arc::make_mut(&mut self.cols).push(&NodeHot::of(&node));
         self.stats.account(&node, true);
         self.nodes.push(node);
@@ -312,6 +382,8 @@ impl Snapshot {
         let old_zone = (old.zone != node.zone).then(|| old.zone.clone());
         let new_zone = node.zone.clone();
         self.stats.account(&self.nodes[i as usize], false);
+        self.stats.release_taint_slot(&self.nodes[i as usize]);
+        node.filter_taint_slot = self.stats.take_taint_slot(&node);
         self.stats.account(&node, true);
         let old = &mut self.nodes[i as usize];
         *old = node;
@@ -350,6 +422,7 @@ impl Snapshot {
         self.zone_remove(&zone, i);
         let removed = self.nodes.swap_remove(i as usize);
         self.stats.account(&removed, false);
+        self.stats.release_taint_slot(&removed);
         Arc::make_mut(&mut self.cols).swap_remove(i as usize);
         let last = self.nodes.len() as u32;
         self.nodes_with_affinity.remove(&i);
@@ -435,6 +508,28 @@ impl Snapshot {
             .filter_taints
             .keys()
             .all(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)))
+    }
+
+    /// The taint-set flags ([`NodeHot::TAINT_SET_FIRST`]) a node must not carry to pass
+    /// TaintToleration for `pod` without running it: the slot of each set of
+    /// `NoSchedule`/`NoExecute` taints with a taint no toleration of the pod tolerates, and
+    /// [`NodeHot::TAINT_SET_OTHER`] (the sets without a slot are not known here). A node
+    /// without any of them has no such taint, or a set the pod tolerates whole, so the plugin
+    /// passes it; a node with one is filtered by the plugin. Costs the slots' taints times the
+    /// pod's tolerations.
+    pub fn untolerated_taint_flags(&self, pod: &PodInfo) -> u32 {
+        self.stats
+            .taint_sets
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| {
+                let (set, _) = s.as_ref()?;
+                let tolerated = set
+                    .iter()
+                    .all(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)));
+                (!tolerated).then_some(NodeHot::TAINT_SET_FIRST << k)
+            })
+            .fold(NodeHot::TAINT_SET_OTHER, |acc, f| acc | f)
     }
 
     /// Whether some node has a `NoSchedule`/`NoExecute` taint (else no node carries

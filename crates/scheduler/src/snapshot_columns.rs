@@ -23,7 +23,7 @@ pub struct NodeHot {
     /// Allocatable minus requested (fit accounting) memory, bytes, saturating.
     pub free_memory: i64,
     /// [`NodeHot::UNSCHEDULABLE`] | [`NodeHot::FILTER_TAINTS`] | [`NodeHot::OTHER_OVERCOMMIT`]
-    /// | [`NodeHot::SCORE_OUT_OF_RANGE`].
+    /// | [`NodeHot::SCORE_OUT_OF_RANGE`] | a taint-set flag ([`NodeHot::TAINT_SET_FIRST`]).
     pub flags: u32,
     /// Allocatable cpu, millicores.
     pub alloc_milli_cpu: i64,
@@ -56,6 +56,19 @@ impl NodeHot {
     /// ([`crate::framework::plugins::node_resources_columns::least_balanced_f64`]) does not
     /// apply; the node is scored by the exact path. No filter forbids it.
     pub const SCORE_OUT_OF_RANGE: u32 = 8;
+    /// The first taint-set flag: the node's `NoSchedule`/`NoExecute` taints are the set the
+    /// snapshot keeps in slot 0 (slot `k` is this flag shifted left by `k`, up to
+    /// [`NodeHot::TAINT_SET_SLOTS`]). A pod that tolerates some of the cluster's sets whole and
+    /// not others forbids the flags of the others
+    /// ([`Snapshot::untolerated_taint_flags`](crate::snapshot::Snapshot::untolerated_taint_flags)),
+    /// so the nodes of a set it tolerates pass TaintToleration's fast check.
+    pub const TAINT_SET_FIRST: u32 = 1 << 16;
+    /// Slots for distinct sets of `NoSchedule`/`NoExecute` taints.
+    pub const TAINT_SET_SLOTS: u32 = 8;
+    /// The node's `NoSchedule`/`NoExecute` taints are a set with no slot (every slot was taken
+    /// when it entered the snapshot): TaintToleration runs on it whenever the pod tolerates
+    /// some filter taint.
+    pub const TAINT_SET_OTHER: u32 = 1 << 24;
 
     /// `[(allocatable, requested) of cpu, of memory]` for resource scoring once a pod asking
     /// `cpu` millicores and `mem` bytes (its scoring request) is added; the same numbers
@@ -91,7 +104,8 @@ impl NodeHot {
                 Self::FILTER_TAINTS
             } else {
                 0
-            }) | (if over { Self::OTHER_OVERCOMMIT } else { 0 })
+            }) | n.filter_taint_slot
+                | (if over { Self::OTHER_OVERCOMMIT } else { 0 })
                 | (if score_in_range(n.allocatable.milli_cpu, n.non_zero_requested.milli_cpu)
                     && score_in_range(n.allocatable.memory, n.non_zero_requested.memory)
                 {

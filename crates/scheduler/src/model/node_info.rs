@@ -118,6 +118,11 @@ pub struct NodeInfo {
     /// extender the snapshot's `v1.Node`s, `ExtenderArgs.Nodes`), `simulate` keeps it always;
     /// otherwise `None` ([`NodeInfo::without_object`]): every field scheduling reads is above.
     pub object: Option<Arc<core::Node>>,
+    /// The snapshot's slot for this node's set of `NoSchedule`/`NoExecute` taints, as taint-set
+    /// flag bits of the node columns (`NodeHot::TAINT_SET_FIRST` shifted by the slot, or
+    /// `NodeHot::TAINT_SET_OTHER` when every slot was taken): 0 when the node has no such taint
+    /// or is in no snapshot. Written by the snapshot as the node enters it.
+    pub filter_taint_slot: u32,
 }
 
 /// Node annotation listing the controllers whose pods should avoid the node
@@ -267,6 +272,7 @@ impl NodeInfo {
             labels,
             name,
             object: None,
+            filter_taint_slot: 0,
         })
     }
 

@@ -279,17 +279,28 @@ impl Search {
             forbidden_flags: NodeHot::FILTER_TAINTS,
             ..FastCheck::default()
         };
-        // A pod that tolerates every NoSchedule/NoExecute taint the nodes carry passes
-        // TaintToleration on every node: its check would send each tainted node to the per-node
-        // filters only for them to pass it (GPU nodes tainted for the GPU pods that tolerate
-        // the taint: most nodes of such a cluster, and every pod that asks for a GPU). Its
-        // check then passes everywhere, as the plugin does.
-        if snapshot.has_filter_taints() && snapshot.tolerates_every_filter_taint(pod) {
+        // The flag would send each tainted node to the per-node filters, for TaintToleration
+        // to pass it whenever the pod tolerates its taints (GPU nodes tainted for the GPU pods
+        // that tolerate the taint: most nodes of such a cluster, and every pod that asks for a
+        // GPU). So a pod that tolerates every NoSchedule/NoExecute taint the nodes carry has no
+        // taint check (the plugin passes every node), and one that tolerates some has the
+        // flags of the taint sets it does not tolerate whole instead
+        // ([`Snapshot::untolerated_taint_flags`]). One that tolerates none keeps the flag, which
+        // the dense scan rejects by itself.
+        if snapshot.has_filter_taints() && !snapshot.tolerates_no_filter_taint(pod) {
+            let check = if snapshot.tolerates_every_filter_taint(pod) {
+                FastCheck::default()
+            } else {
+                FastCheck {
+                    forbidden_flags: snapshot.untolerated_taint_flags(pod),
+                    ..FastCheck::default()
+                }
+            };
             for (&fi, own) in active.iter().zip(self.own.iter_mut()) {
                 if fwk.filters[fi].name() == crate::framework::plugins::taint_toleration::NAME
                     && *own == taint_only
                 {
-                    *own = FastCheck::default();
+                    *own = check;
                 }
             }
         }

@@ -71,13 +71,30 @@ fn search_stops_at_the_last_needed_feasible_node() {
 /// the pods that ask for a GPU) passes TaintToleration everywhere: the search sends none of
 /// the tainted nodes to the per-node filters, and finds them all feasible, with the dense scan
 /// (one zone) and with the per-node fast check (three zones in blocks: the NodeTree order is
-/// not the index order). A pod that tolerates only one of the two taints still has its
-/// tainted nodes filtered one by one, with the same verdicts as the plugin's. (300 nodes: one
-/// worker, so the counter of this thread sees every node.)
+/// not the index order). A pod that tolerates one of the two taint sets has only the nodes of
+/// the other filtered one by one, with the plugin's verdicts. Past the snapshot's taint-set
+/// slots, the nodes of a set without one are filtered one by one too, and pass when the pod
+/// tolerates their taints. (About 300 nodes: one worker, so the counter of this thread sees
+/// every node.)
 #[test]
-fn a_pod_tolerating_every_filter_taint_skips_the_per_node_taint_check() {
+fn a_pod_tolerating_taint_sets_skips_the_per_node_taint_check_on_their_nodes() {
+    let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
+    let per_node = |algo: &mut Algorithm, snap: &Snapshot, p: &PodInfo| {
+        let before = PER_NODE_FILTER_NODES.with(|c| c.get());
+        let r = algo.schedule(&fwk, snap, p, true).unwrap();
+        (
+            r.feasible_nodes,
+            r.diagnosis.unwrap(),
+            PER_NODE_FILTER_NODES.with(|c| c.get()) - before,
+        )
+    };
+    let untolerated = |key: &str, value: &str| {
+        vec![format!(
+            "node(s) had taint {{{key}: {value}}}, that the pod didn't tolerate"
+        )]
+    };
     for zones in [1, 3] {
-        let nodes: Vec<_> = (0..300)
+        let mut nodes: Vec<_> = (0..300)
             .map(|i| {
                 let n = node(&format!("n{i:03}"))
                     .allocatable(&[("cpu", "8"), ("memory", "32Gi"), ("pods", "110")])
@@ -92,9 +109,8 @@ fn a_pod_tolerating_every_filter_taint_skips_the_per_node_taint_check() {
                 }
             })
             .collect();
-        let snap = snapshot(nodes, &[]);
+        let snap = snapshot(nodes.clone(), &[]);
         assert_eq!(snap.order_is_index(), zones == 1);
-        let fwk = Framework::from_policy(&crate::policy::default_provider()).unwrap();
         let mut algo = Algorithm::new(100, 1);
         algo.set_parallelism(1);
         let gpu = pod("gpu")
@@ -104,26 +120,90 @@ fn a_pod_tolerating_every_filter_taint_skips_the_per_node_taint_check() {
             .clone()
             .toleration("dedicated", "Equal", "ml", "")
             .info();
-        let gpu = gpu.info();
         assert!(snap.tolerates_every_filter_taint(&both));
-        assert!(!snap.tolerates_every_filter_taint(&gpu));
+        let (feasible, _, filtered) = per_node(&mut algo, &snap, &both);
+        assert_eq!((feasible, filtered), (300, 0), "{zones} zone(s)");
 
-        let before = PER_NODE_FILTER_NODES.with(|c| c.get());
-        let r = algo.schedule(&fwk, &snap, &both, true).unwrap();
-        assert_eq!(r.feasible_nodes, 300, "{zones} zone(s)");
-        assert_eq!(PER_NODE_FILTER_NODES.with(|c| c.get()) - before, 0);
-
-        let before = PER_NODE_FILTER_NODES.with(|c| c.get());
-        let r = algo.schedule(&fwk, &snap, &gpu, true).unwrap();
-        assert_eq!(r.feasible_nodes, 200, "{zones} zone(s)");
-        let diagnosis = r.diagnosis.unwrap();
+        let gpu_only = gpu.clone().info();
+        assert!(!snap.tolerates_every_filter_taint(&gpu_only));
+        assert!(!snap.tolerates_no_filter_taint(&gpu_only));
+        let (feasible, diagnosis, filtered) = per_node(&mut algo, &snap, &gpu_only);
+        assert_eq!((feasible, filtered), (200, 100), "{zones} zone(s)");
         assert_eq!(diagnosis.len(), 100);
-        assert!(diagnosis.values().all(|reasons| reasons
-            == &["node(s) had taint {dedicated: ml}, that the pod didn't tolerate".to_string()]));
-        // The dense scan's quick reject does not apply (the pod tolerates one taint): every
-        // tainted node is checked by the filters.
-        assert_eq!(PER_NODE_FILTER_NODES.with(|c| c.get()) - before, 200);
+        assert!(
+            diagnosis
+                .values()
+                .all(|r| *r == untolerated("dedicated", "ml"))
+        );
+
+        // Ten more nodes, each with a set of its own: two slots are taken, six more go to the
+        // first six, and the last four have none.
+        for k in 0..10 {
+            nodes.push(
+                node(&format!("s{k}"))
+                    .allocatable(&[("cpu", "8"), ("memory", "32Gi"), ("pods", "110")])
+                    .label("topology.kubernetes.io/zone", "z0")
+                    .taint("special", &format!("v{k}"), "NoSchedule"),
+            );
+        }
+        let snap = snapshot(nodes, &[]);
+        let other = snap
+            .nodes()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| snap.columns().flags[*i] & NodeHot::TAINT_SET_OTHER != 0)
+            .map(|(_, n)| n.name.as_str())
+            .collect::<Vec<_>>();
+        assert_eq!(other, ["s6", "s7", "s8", "s9"]);
+        let specials = gpu
+            .clone()
+            .toleration("special", "Exists", "", "NoSchedule")
+            .info();
+        let (feasible, diagnosis, filtered) = per_node(&mut algo, &snap, &specials);
+        assert_eq!((feasible, filtered), (210, 104), "{zones} zone(s)");
+        assert!(
+            diagnosis
+                .values()
+                .all(|r| *r == untolerated("dedicated", "ml"))
+        );
     }
+}
+
+/// The taint-set slots follow the nodes: a slot is freed when its last node leaves or changes
+/// its taints, and the next new set takes it; a node keeps the slot of its set through an
+/// update that keeps its taints.
+#[test]
+fn taint_set_slots_are_freed_and_reused() {
+    let n = |name: &str, value: &str| {
+        node(name)
+            .allocatable(&[("pods", "110")])
+            .taint("k", value, "NoSchedule")
+            .info()
+    };
+    let mut snap = Snapshot::new();
+    snap.add_node(n("a", "1")).unwrap();
+    snap.add_node(n("b", "2")).unwrap();
+    snap.add_node(n("c", "2")).unwrap();
+    let flag = |s: &Snapshot, name: &str| s.node(name).unwrap().filter_taint_slot;
+    assert_eq!(flag(&snap, "a"), NodeHot::TAINT_SET_FIRST);
+    assert_eq!(flag(&snap, "b"), NodeHot::TAINT_SET_FIRST << 1);
+    assert_eq!(flag(&snap, "c"), NodeHot::TAINT_SET_FIRST << 1);
+    // a changes its taint: slot 0 is free again, and its new set takes it.
+    snap.update_node(n("a", "3"));
+    assert_eq!(flag(&snap, "a"), NodeHot::TAINT_SET_FIRST);
+    // b leaves, c keeps slot 1 through an update with the same taint.
+    snap.remove_node("b");
+    snap.update_node(n("c", "2"));
+    assert_eq!(flag(&snap, "c"), NodeHot::TAINT_SET_FIRST << 1);
+    snap.remove_node("c");
+    snap.add_node(n("d", "4")).unwrap();
+    assert_eq!(flag(&snap, "d"), NodeHot::TAINT_SET_FIRST << 1);
+    assert!(snap.hot_rows_consistent());
+    let p = pod("p").toleration("k", "Equal", "3", "NoSchedule").info();
+    assert_eq!(
+        snap.untolerated_taint_flags(&p),
+        NodeHot::TAINT_SET_OTHER | NodeHot::TAINT_SET_FIRST << 1
+    );
 }
 
 /// Differential test of the combined FastCheck pass: on nodes with taints, cordons,
@@ -150,10 +230,17 @@ fn fast_checks_agree_with_the_per_node_filters() {
             ("pods", &pods_cap),
             ("ephemeral-storage", "10Gi"),
         ]);
-        match rnd(6) {
+        match rnd(8) {
             0 => n = n.unschedulable(),
             1 => n = n.taint("dedicated", "gpu", "NoSchedule"),
             2 => n = n.taint("soft", "x", "PreferNoSchedule"),
+            // Several taint sets: a pod may tolerate some whole and not others.
+            3 => n = n.taint("edge", "", "NoExecute"),
+            4 => {
+                n = n
+                    .taint("dedicated", "gpu", "NoSchedule")
+                    .taint("edge", "", "NoExecute")
+            }
             _ => {}
         }
         nodes.push(n);
@@ -175,6 +262,9 @@ fn fast_checks_agree_with_the_per_node_filters() {
         let mut p = pod(&format!("p{k}")).container(&[("cpu", &cpu), ("memory", "1Gi")]);
         if rnd(3) == 0 {
             p = p.toleration("dedicated", "Equal", "gpu", "NoSchedule");
+        }
+        if rnd(3) == 0 {
+            p = p.toleration("edge", "Exists", "", "");
         }
         if rnd(4) == 0 {
             p = p.toleration(
