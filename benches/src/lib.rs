@@ -394,6 +394,9 @@ mod tests {
         let s = openb_control_plane_snapshot(100);
         assert!(!s.tolerates_every_filter_taint(pod));
         assert!(!s.tolerates_no_filter_taint(pod));
-        assert_eq!(s.nodes().iter().filter(|n| n.has_filter_taints).count(), 3 + 24);
+        assert_eq!(
+            s.nodes().iter().filter(|n| n.has_filter_taints).count(),
+            3 + 24
+        );
     }
 }
