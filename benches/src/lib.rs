@@ -260,8 +260,9 @@ pub const OPENB_GPU_NODES: &str = include_str!("../../data/openb/openb_node_list
 /// `r` is `openb-node-rrrr-k`), with openb's capacities and GPU model labels, and a
 /// `NoSchedule` taint `mini-scheduler.io/bench=heterogeneous` on the rows `r ≡ 0 (mod 4)` and a
 /// `PreferNoSchedule` one on the rows `r ≡ 1, 3 (mod 8)`, so capacities, labels and taints all
-/// differ from node to node. (The sample policy has no TaintToleration: the taints cost the
-/// snapshot, not the filter.)
+/// differ from node to node. (The sample policy names no taint predicate, but
+/// PodToleratesNodeTaints is mandatory in v1.22's legacy registry, so TaintToleration filters
+/// them: the perf pods tolerate nothing, and the tainted nodes are the scan's quick rejects.)
 ///
 /// # Panics
 /// If the bundled CSV does not parse (a bug caught by the bench smoke test).
