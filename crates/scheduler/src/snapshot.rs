@@ -981,4 +981,112 @@ mod tests {
         assert_eq!(s.columns().len(), 1);
         assert!(s.hot_rows_consistent());
     }
+
+    /// The taint-set slots under random node adds, updates (new taints) and removals, with more
+    /// distinct sets (twelve, some of two taints, one with a PreferNoSchedule taint beside) than
+    /// slots: every node's flag names the slot holding exactly its filter taints (or the
+    /// "other" flag, or none without such taints), each slot counts its nodes, and for pods with
+    /// random tolerations a node without the pod's untolerated flags is one TaintToleration
+    /// passes (the flags never let through a node the plugin rejects).
+    #[test]
+    fn taint_set_slots_stay_exact_under_random_node_changes() {
+        use crate::framework::plugins::taint_toleration::TaintToleration;
+        use crate::framework::{Code, CycleState, FilterPlugin};
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let taint_set = |k: u64| -> Vec<(String, String, &'static str)> {
+            let effect = if k.is_multiple_of(2) {
+                "NoSchedule"
+            } else {
+                "NoExecute"
+            };
+            let mut set = vec![(format!("k{}", k % 4), format!("v{k}"), effect)];
+            if k.is_multiple_of(3) {
+                set.push(("dedicated".into(), "gpu".into(), "NoSchedule"));
+            }
+            if k == 5 {
+                set.push(("soft".into(), "x".into(), "PreferNoSchedule"));
+            }
+            set
+        };
+        let build = |name: &str, set: Option<u64>| {
+            let mut n = node(name).allocatable(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "10")]);
+            for (key, value, effect) in set.map(taint_set).unwrap_or_default() {
+                n = n.taint(&key, &value, effect);
+            }
+            n.info()
+        };
+        let pods: Vec<PodInfo> = (0..40)
+            .map(|i| {
+                let mut p = pod(&format!("p{i}"));
+                for _ in 0..rnd(4) {
+                    p = match rnd(4) {
+                        0 => p.toleration(&format!("k{}", rnd(4)), "Exists", "", ""),
+                        1 => p.toleration(
+                            &format!("k{}", rnd(4)),
+                            "Equal",
+                            &format!("v{}", rnd(12)),
+                            "NoSchedule",
+                        ),
+                        2 => p.toleration("dedicated", "Exists", "", "NoSchedule"),
+                        _ => p.toleration("", "Exists", "", "NoExecute"),
+                    };
+                }
+                p.info()
+            })
+            .collect();
+        let mut s = Snapshot::new();
+        // (Coverage: nodes seen without a slot; tainted nodes the flags let through.)
+        let (mut others, mut let_through) = (0, 0);
+        for step in 0..600 {
+            let name = format!("n{}", rnd(40));
+            let set = (rnd(4) != 0).then(|| rnd(12));
+            match rnd(5) {
+                0 => {
+                    s.remove_node(&name);
+                }
+                _ if s.node(&name).is_some() => s.update_node(build(&name, set)),
+                _ => s.add_node(build(&name, set)).unwrap(),
+            }
+            assert!(s.hot_rows_consistent(), "step {step}");
+            let mut counts = [0usize; NodeHot::TAINT_SET_SLOTS as usize];
+            for (i, n) in s.nodes().iter().enumerate() {
+                let flag = n.filter_taint_slot;
+                assert_eq!(flag == 0, !n.has_filter_taints, "step {step} {}", n.name);
+                assert_eq!(
+                    s.columns().flags[i] & (flag | NodeHot::TAINT_SET_OTHER),
+                    flag
+                );
+                others += usize::from(flag == NodeHot::TAINT_SET_OTHER);
+                if flag != 0 && flag != NodeHot::TAINT_SET_OTHER {
+                    let k = (flag / NodeHot::TAINT_SET_FIRST).trailing_zeros() as usize;
+                    assert_eq!(flag, NodeHot::TAINT_SET_FIRST << k, "one slot bit");
+                    let (set, _) = s.stats.taint_sets[k].as_ref().unwrap();
+                    assert_eq!(*set, filter_taints_of(n), "step {step} {}", n.name);
+                    counts[k] += 1;
+                }
+            }
+            for (k, slot) in s.stats.taint_sets.iter().enumerate() {
+                assert_eq!(slot.as_ref().map_or(0, |(_, c)| *c), counts[k], "slot {k}");
+            }
+            if step % 20 == 0 {
+                for p in &pods {
+                    let forbidden = s.untolerated_taint_flags(p);
+                    for (i, n) in s.nodes().iter().enumerate() {
+                        let passes = TaintToleration.filter_code(&CycleState::new(), p, n);
+                        if s.columns().flags[i] & forbidden == 0 {
+                            assert_eq!(passes, Code::Success, "step {step} {} {}", p.name, n.name);
+                            let_through += usize::from(n.has_filter_taints);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(others > 100 && let_through > 100, "{others} {let_through}");
+    }
 }
