@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1 as core;
 use crate::labels::{LabelSelector, Labels};
 use crate::model::typical_pods::TypicalPods;
 use crate::model::{AffinityTerm, Selector};
-use crate::model::{NodeInfo, PodInfo, TaintEffect};
+use crate::model::{NodeInfo, PodInfo, TaintEffect, tolerations_tolerate_taint};
 use crate::volume::VolumeIndex;
 
 #[path = "snapshot_columns.rs"]
@@ -84,12 +84,7 @@ struct NodeStats {
 fn filter_taints_of(n: &NodeInfo) -> Vec<crate::model::Taint> {
     n.taints
         .iter()
-        .filter(|t| {
-            matches!(
-                t.effect,
-                Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
-            )
-        })
+        .filter(|t| t.is_do_not_schedule())
         .cloned()
         .collect()
 }
@@ -159,12 +154,7 @@ impl NodeStats {
         if !n.prefer_avoid_pods.is_empty() {
             step(&mut self.prefer_avoid_pods);
         }
-        for t in n.taints.iter().filter(|t| {
-            matches!(
-                t.effect,
-                Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
-            )
-        }) {
+        for t in n.taints.iter().filter(|t| t.is_do_not_schedule()) {
             match self.filter_taints.get_mut(t) {
                 Some(c) if add => *c += 1,
                 Some(c) => {
@@ -496,7 +486,7 @@ impl Snapshot {
                 .stats
                 .filter_taints
                 .keys()
-                .any(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)))
+                .any(|t| tolerations_tolerate_taint(&pod.tolerations, t))
     }
 
     /// Whether `pod` tolerates every `NoSchedule`/`NoExecute` taint of the nodes: then
@@ -507,7 +497,7 @@ impl Snapshot {
         self.stats
             .filter_taints
             .keys()
-            .all(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)))
+            .all(|t| tolerations_tolerate_taint(&pod.tolerations, t))
     }
 
     /// The taint-set flags ([`NodeHot::TAINT_SET_FIRST`]) a node must not carry to pass
@@ -526,7 +516,7 @@ impl Snapshot {
                 let (set, _) = s.as_ref()?;
                 let tolerated = set
                     .iter()
-                    .all(|t| pod.tolerations.iter().any(|tol| tol.tolerates(t)));
+                    .all(|t| tolerations_tolerate_taint(&pod.tolerations, t));
                 (!tolerated).then_some(NodeHot::TAINT_SET_FIRST << k)
             })
             .fold(NodeHot::TAINT_SET_OTHER, |acc, f| acc | f)

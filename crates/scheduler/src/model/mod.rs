@@ -46,7 +46,7 @@ pub use resource::{
     DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, Resource, is_extended_resource_name,
     is_scalar_resource_name,
 };
-pub use taints::{Taint, TaintEffect, Toleration, TolerationOperator};
+pub use taints::{Taint, TaintEffect, Toleration, TolerationOperator, tolerations_tolerate_taint};
 pub use terms::{
     AffinityTerm, PodAffinityTerms, Selector, SpreadConstraint, WeightedAffinityTerm,
     WhenUnsatisfiable, compile_label_selector, parse_pod_affinity, parse_spread_constraints,

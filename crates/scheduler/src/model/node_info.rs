@@ -242,12 +242,7 @@ impl NodeInfo {
             .collect();
         let devices = usize::try_from(allocatable.scalar(RESOURCE_GPU).clamp(0, 1024)).unwrap_or(0);
         Ok(NodeInfo {
-            has_filter_taints: taints.iter().any(|t| {
-                matches!(
-                    t.effect,
-                    Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
-                )
-            }),
+            has_filter_taints: taints.iter().any(Taint::is_do_not_schedule),
             taints,
             unschedulable: spec.unschedulable.unwrap_or(false),
             allocatable,

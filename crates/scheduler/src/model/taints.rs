@@ -33,6 +33,23 @@ pub struct Taint {
     pub effect: Option<TaintEffect>,
 }
 
+impl Taint {
+    /// Its effect is `NoSchedule` or `NoExecute`: the taints TaintToleration's filter reads
+    /// (v1.22 `doNotScheduleTaintsFilterFunc`).
+    pub fn is_do_not_schedule(&self) -> bool {
+        matches!(
+            self.effect,
+            Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
+        )
+    }
+}
+
+/// `TolerationsTolerateTaint` (k8s.io/component-helpers `v1helper`): some toleration of
+/// `tolerations` tolerates `taint`.
+pub fn tolerations_tolerate_taint(tolerations: &[Toleration], taint: &Taint) -> bool {
+    tolerations.iter().any(|tol| tol.tolerates(taint))
+}
+
 /// A pod toleration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Toleration {

@@ -14,7 +14,9 @@ use crate::framework::{
     Code, CycleState, FastCheck, FilterPlugin, MAX_NODE_SCORE, ScoreMode, ScorePlugin, Status,
 };
 use crate::model::PodInfo;
-use crate::model::{NodeInfo, TaintEffect, Toleration, TolerationOperator};
+use crate::model::{
+    NodeInfo, TaintEffect, Toleration, TolerationOperator, tolerations_tolerate_taint,
+};
 use crate::snapshot::{NodeHot, Snapshot};
 
 /// Plugin name.
@@ -66,12 +68,9 @@ fn first_untolerated<'a>(pod: &PodInfo, node: &'a NodeInfo) -> Option<&'a crate:
     if !node.has_filter_taints {
         return None;
     }
-    node.taints.iter().find(|t| {
-        matches!(
-            t.effect,
-            Some(TaintEffect::NoSchedule) | Some(TaintEffect::NoExecute)
-        ) && !pod.tolerations.iter().any(|tol| tol.tolerates(t))
-    })
+    node.taints
+        .iter()
+        .find(|t| t.is_do_not_schedule() && !tolerations_tolerate_taint(&pod.tolerations, t))
 }
 
 /// CycleState key of the PreScore state (`preScoreStateKey`).
@@ -96,7 +95,7 @@ fn count_intolerable(node: &NodeInfo, tolerations: &[Toleration]) -> i64 {
         .iter()
         .filter(|t| {
             t.effect == Some(TaintEffect::PreferNoSchedule)
-                && !tolerations.iter().any(|tol| tol.tolerates(t))
+                && !tolerations_tolerate_taint(tolerations, t)
         })
         .count() as i64
 }
