@@ -287,7 +287,10 @@ impl Search {
         // flags of the taint sets it does not tolerate whole instead
         // ([`Snapshot::untolerated_taint_flags`]). One that tolerates none keeps the flag, which
         // the dense scan rejects by itself.
-        if snapshot.has_filter_taints() && !snapshot.tolerates_no_filter_taint(pod) {
+        // (Decided once per cycle: the dense scan's quick reject below reads it too.)
+        let tolerates_none =
+            snapshot.has_filter_taints() && snapshot.tolerates_no_filter_taint(pod);
+        if snapshot.has_filter_taints() && !tolerates_none {
             let check = if snapshot.tolerates_every_filter_taint(pod) {
                 FastCheck::default()
             } else {
@@ -335,11 +338,7 @@ impl Search {
             }
             // (Without a tainted node there is nothing to reject: the scan keeps its plain
             // loop.)
-            let taint_reject = taint.filter(|_| {
-                !others_read_taints
-                    && snapshot.has_filter_taints()
-                    && snapshot.tolerates_no_filter_taint(pod)
-            });
+            let taint_reject = taint.filter(|_| !others_read_taints && tolerates_none);
             match Dense::of(fast, score, pod, snapshot, taint_reject) {
                 Some(d) => Strategy::Dense(d),
                 None => Strategy::Fast(fast),
