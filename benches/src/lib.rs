@@ -308,10 +308,15 @@ pub fn openb_nodes(nodes: usize) -> Vec<core::Node> {
 ///
 /// # Panics
 /// Never for the bundled node list.
-#[allow(clippy::expect_used)]
 pub fn openb_snapshot(nodes: usize) -> Snapshot {
+    snapshot_of(openb_nodes(nodes))
+}
+
+/// A snapshot of `nodes` (valid, uniquely named: the benches' own).
+#[allow(clippy::expect_used)]
+fn snapshot_of(nodes: Vec<core::Node>) -> Snapshot {
     let mut s = Snapshot::new();
-    for n in openb_nodes(nodes) {
+    for n in nodes {
         s.add_node(NodeInfo::from_node(n).expect("valid node"))
             .expect("unique node");
     }
@@ -325,23 +330,16 @@ pub fn openb_snapshot(nodes: usize) -> Snapshot {
 ///
 /// # Panics
 /// Never for the bundled node list.
-#[allow(clippy::expect_used)]
 pub fn openb_control_plane_snapshot(nodes: usize) -> Snapshot {
-    let mut s = Snapshot::new();
-    for (i, mut n) in openb_nodes(nodes).into_iter().enumerate() {
-        if i < 3
-            && let Some(spec) = n.spec.as_mut()
-        {
-            spec.taints = Some(vec![core::Taint {
-                key: "node-role.kubernetes.io/control-plane".into(),
-                effect: "NoSchedule".into(),
-                ..Default::default()
-            }]);
-        }
-        s.add_node(NodeInfo::from_node(n).expect("valid node"))
-            .expect("unique node");
+    let mut nodes = openb_nodes(nodes);
+    for spec in nodes.iter_mut().take(3).filter_map(|n| n.spec.as_mut()) {
+        spec.taints = Some(vec![core::Taint {
+            key: "node-role.kubernetes.io/control-plane".into(),
+            effect: "NoSchedule".into(),
+            ..Default::default()
+        }]);
     }
-    s
+    snapshot_of(nodes)
 }
 
 /// `(allocatable cpu millicores, memory bytes, pods)` of every node of `s`, in snapshot order,
