@@ -264,10 +264,10 @@ impl EventHandlers {
     /// that removed the last extender that is not `nodeCacheCapable` left the objects of the
     /// whole cluster in memory (most of the 1.5 GB issue 12 measured at 5,000 nodes and 150,000
     /// pods with whole objects) until each object's next update, which for a bound pod may
-    /// never come. Each node is rebuilt
-    /// from its object and each pod re-added, as a watch update that changed nothing would
-    /// be (the same accounting, no queue move); the pending pods keep theirs (they always
-    /// do). Nodes and pods already without an object are left alone.
+    /// never come. Each node is rebuilt from its object and each pod re-added, as a watch
+    /// update that changed nothing would be (the same accounting, no queue move); the pending
+    /// pods keep theirs (they always do). Nodes and pods already without an object are left
+    /// alone.
     fn drop_kept_objects(&mut self) {
         let nodes: Vec<Arc<core::Node>> = self
             .cache
